@@ -1,0 +1,1 @@
+//! benchrun-api

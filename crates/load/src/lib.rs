@@ -1,0 +1,1 @@
+//! benchrun-load: the load generator library.
