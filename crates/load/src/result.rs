@@ -1,0 +1,425 @@
+//! The load result and its JSON schema, `benchrun.dev/load-result/v1`; and [`merge`].
+//!
+//! Pure: no I/O. The operator reads these types from the JSON that each load pod prints
+//! (`benchrun-load --output json`) and merges them with [`merge`]. Field names are stable
+//! within `v1`; new optional fields may be added.
+//!
+//! ```text
+//! {
+//!   "schema": "benchrun.dev/load-result/v1",
+//!   "url": "http://target:8080/hello", "method": "GET",
+//!   "model": "closed" | "open", "rate": null | <req/s>,      // open model only
+//!   "connections": 50, "threads": 2, "keepalive": true,
+//!   "window_start_ms": <unix epoch ms>, "window_end_ms": <unix epoch ms>,
+//!   "duration": <seconds, f64, = (end - start) of the measured window>,
+//!   "requests": <completed requests, including errored ones>,
+//!   "successes": <2xx/3xx with a complete body>,
+//!   "errors": { "total", "connect_refused", "connect_timeout", "connect_other",
+//!               "timeout", "read", "body_mismatch", "protocol",
+//!               "status_4xx", "status_5xx", "status_codes": { "500": 3, ... } },
+//!   "bytes": <bytes received, headers + body>,
+//!   "throughput": <requests / duration, req/s>,
+//!   "warmup_requests": <requests sent during warm-up, not in any other figure>,
+//!   "latency": { "count", "mean_us", "stdev_us", "min_us", "p50_us", "p75_us",
+//!                "p90_us", "p99_us", "p999_us", "p9999_us", "max_us" },
+//!   "latency_uncorrected": null | <same shape>,              // open model: service time
+//!   "connect": <same shape: TCP connect times>,
+//!   "schedule_lag": null | { "count", "mean_us", "max_us" }, // open model
+//!   "cpu": { "user_us", "system_us", "total_us", "us_per_request" },
+//!   "timeline": [ { "second": <unix epoch s>, "requests", "errors",
+//!                   "p50_us", "p99_us", "histogram": <base64> }, ... ],
+//!   "histograms": { "latency": <base64>, "latency_uncorrected": null | <base64>,
+//!                   "connect": <base64> }
+//! }
+//! ```
+//!
+//! Histograms are HDR V2 + deflate, base64-encoded, in microseconds (1 µs..60 s; 3
+//! significant digits overall, 2 per timeline second), so merging is exact: the merged
+//! percentiles are those of one histogram holding every sample of every input.
+//! `latency` is measured from the moment a request was due: in the closed model when the
+//! connection was free to send it, in the open model its *intended* send time
+//! (coordinated-omission corrected). It includes TCP connect when a connection had to be
+//! (re)opened for the request and covers every request that got a complete response,
+//! whatever its status. A timeline entry counts the requests that completed in that second.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::hist;
+
+/// The schema identifier written into every result.
+pub const SCHEMA: &str = "benchrun.dev/load-result/v1";
+
+/// How requests are issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Model {
+    /// Each connection sends its next request when the previous response has arrived.
+    Closed,
+    /// Requests are sent on a fixed schedule (`rate`), whatever the responses do.
+    Open,
+}
+
+/// The result of one load run (or of several, merged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Target URL.
+    pub url: String,
+    /// HTTP method.
+    pub method: String,
+    /// Closed or open model.
+    pub model: Model,
+    /// Target rate in requests per second (open model), summed over merged inputs.
+    pub rate: Option<f64>,
+    /// Number of connections (summed over merged inputs).
+    pub connections: u64,
+    /// Number of event-loop threads (summed over merged inputs).
+    pub threads: u64,
+    /// Whether connections were kept alive between requests.
+    pub keepalive: bool,
+    /// Start of the measured window, unix epoch milliseconds.
+    pub window_start_ms: u64,
+    /// End of the measured window, unix epoch milliseconds.
+    pub window_end_ms: u64,
+    /// Length of the measured window in seconds.
+    pub duration: f64,
+    /// Completed requests, errored ones included (each got a response or an error).
+    pub requests: u64,
+    /// Requests answered with a 2xx/3xx status and a complete body.
+    pub successes: u64,
+    /// Failed requests by class.
+    pub errors: ErrorCounts,
+    /// Bytes received (status line, headers and body).
+    pub bytes: u64,
+    /// `requests / duration`, requests per second.
+    pub throughput: f64,
+    /// Requests sent during warm-up; these appear in no other figure.
+    pub warmup_requests: u64,
+    /// Response latency (open model: from the intended send time).
+    pub latency: LatencyStats,
+    /// Open model only: latency from the actual send time (service time).
+    pub latency_uncorrected: Option<LatencyStats>,
+    /// TCP connect time of every connection opened in the window.
+    pub connect: LatencyStats,
+    /// Open model only: how late requests were sent relative to their schedule.
+    pub schedule_lag: Option<ScheduleLag>,
+    /// CPU time the generator itself used during the window.
+    pub cpu: CpuStats,
+    /// Per-second figures, ordered by `second`.
+    pub timeline: Vec<TimelineEntry>,
+    /// The serialized histograms behind the statistics above.
+    pub histograms: Histograms,
+}
+
+/// Failed requests by class. A request lands in exactly one class.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// Sum of all classes below (not of `status_codes`, which details the status classes).
+    pub total: u64,
+    /// The connection was refused (nothing listening).
+    pub connect_refused: u64,
+    /// The connection was not established within the timeout.
+    pub connect_timeout: u64,
+    /// Any other connect failure (e.g. no local port available).
+    pub connect_other: u64,
+    /// No complete response within the timeout.
+    pub timeout: u64,
+    /// Reset, read error, or the connection closed before a complete response head.
+    pub read: u64,
+    /// The connection closed before the body announced by Content-Length or chunked
+    /// encoding was complete.
+    pub body_mismatch: u64,
+    /// The response was not valid HTTP/1.x.
+    pub protocol: u64,
+    /// Complete responses with a 4xx status.
+    pub status_4xx: u64,
+    /// Complete responses with a 5xx status.
+    pub status_5xx: u64,
+    /// Count per status code of complete responses that were not 2xx/3xx.
+    pub status_codes: BTreeMap<u16, u64>,
+}
+
+/// Summary statistics of a histogram, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    /// Number of samples.
+    pub count: u64,
+    /// Mean.
+    pub mean_us: f64,
+    /// Standard deviation.
+    pub stdev_us: f64,
+    /// Smallest sample.
+    pub min_us: u64,
+    /// Median.
+    pub p50_us: u64,
+    /// 75th percentile.
+    pub p75_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// 99.9th percentile.
+    pub p999_us: u64,
+    /// 99.99th percentile.
+    pub p9999_us: u64,
+    /// Largest sample.
+    pub max_us: u64,
+}
+
+impl LatencyStats {
+    /// Computes the statistics of a histogram (all zero when it is empty).
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            count: h.len(),
+            mean_us: h.mean(),
+            stdev_us: h.stdev(),
+            min_us: h.min(),
+            p50_us: h.value_at_quantile(0.50),
+            p75_us: h.value_at_quantile(0.75),
+            p90_us: h.value_at_quantile(0.90),
+            p99_us: h.value_at_quantile(0.99),
+            p999_us: h.value_at_quantile(0.999),
+            p9999_us: h.value_at_quantile(0.9999),
+            max_us: h.max(),
+        }
+    }
+}
+
+/// How late the open-model generator sent requests relative to their intended time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleLag {
+    /// Number of requests sent.
+    pub count: u64,
+    /// Mean lateness in microseconds.
+    pub mean_us: f64,
+    /// Largest lateness in microseconds.
+    pub max_us: u64,
+}
+
+/// CPU time of the generator process (getrusage RUSAGE_SELF) over the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuStats {
+    /// User-space CPU time, microseconds.
+    pub user_us: u64,
+    /// Kernel CPU time, microseconds.
+    pub system_us: u64,
+    /// `user_us + system_us`.
+    pub total_us: u64,
+    /// `total_us / requests` (0 when there were no requests).
+    pub us_per_request: f64,
+}
+
+impl CpuStats {
+    /// Builds the stats from user and system time and the request count.
+    pub fn new(user_us: u64, system_us: u64, requests: u64) -> Self {
+        let total_us = user_us + system_us;
+        let us_per_request = if requests == 0 {
+            0.0
+        } else {
+            total_us as f64 / requests as f64
+        };
+        Self {
+            user_us,
+            system_us,
+            total_us,
+            us_per_request,
+        }
+    }
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    /// Unix epoch second in which these requests completed.
+    pub second: u64,
+    /// Requests completed in this second, errored ones included.
+    pub requests: u64,
+    /// Errors among them.
+    pub errors: u64,
+    /// Median latency of the responses of this second (2 significant digits).
+    pub p50_us: u64,
+    /// 99th percentile latency of the responses of this second (2 significant digits).
+    pub p99_us: u64,
+    /// base64 HDR V2 deflate histogram of this second's latencies.
+    pub histogram: String,
+}
+
+/// Serialized histograms (base64 of HDR V2 + deflate, microseconds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Overall latency (open model: corrected).
+    pub latency: String,
+    /// Open model only: uncorrected service time.
+    pub latency_uncorrected: Option<String>,
+    /// TCP connect times.
+    pub connect: String,
+}
+
+impl ErrorCounts {
+    /// Adds another set of counts into this one.
+    pub fn add(&mut self, o: &ErrorCounts) {
+        self.total += o.total;
+        self.connect_refused += o.connect_refused;
+        self.connect_timeout += o.connect_timeout;
+        self.connect_other += o.connect_other;
+        self.timeout += o.timeout;
+        self.read += o.read;
+        self.body_mismatch += o.body_mismatch;
+        self.protocol += o.protocol;
+        self.status_4xx += o.status_4xx;
+        self.status_5xx += o.status_5xx;
+        for (code, n) in &o.status_codes {
+            *self.status_codes.entry(*code).or_default() += n;
+        }
+    }
+}
+
+/// Merges the results of several load runs (e.g. one per load pod) into one.
+///
+/// Counts, bytes, errors and CPU are summed; histograms are merged exactly and the
+/// percentiles recomputed from them; the window is [earliest start, latest end] and the
+/// throughput is the total request count over that window; timeline entries are aligned by
+/// absolute second and their histograms merged. Fails on an empty input, a schema other than
+/// [`SCHEMA`], or an undecodable histogram.
+pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
+    let first = results
+        .first()
+        .ok_or_else(|| Error::Merge("no results given".into()))?;
+    if let Some(bad) = results.iter().find(|r| r.schema != SCHEMA) {
+        return Err(Error::Merge(format!("unsupported schema {:?}", bad.schema)));
+    }
+    let mut out = first.clone();
+    let mut latency = hist::decode(&first.histograms.latency)?;
+    let mut connect = hist::decode(&first.histograms.connect)?;
+    let mut uncorrected = first
+        .histograms
+        .latency_uncorrected
+        .as_deref()
+        .map(hist::decode)
+        .transpose()?;
+    let mut lag_sum = lag_total(first);
+    let (mut user, mut system) = (first.cpu.user_us, first.cpu.system_us);
+    for r in &results[1..] {
+        out.rate = match (out.rate, r.rate) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        if r.model != out.model {
+            return Err(Error::Merge(
+                "cannot merge closed- and open-model results".into(),
+            ));
+        }
+        out.connections += r.connections;
+        out.threads += r.threads;
+        out.keepalive &= r.keepalive;
+        out.window_start_ms = out.window_start_ms.min(r.window_start_ms);
+        out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
+        out.requests += r.requests;
+        out.successes += r.successes;
+        out.errors.add(&r.errors);
+        out.bytes += r.bytes;
+        out.warmup_requests += r.warmup_requests;
+        user += r.cpu.user_us;
+        system += r.cpu.system_us;
+        hist::add(&mut latency, &hist::decode(&r.histograms.latency)?)?;
+        hist::add(&mut connect, &hist::decode(&r.histograms.connect)?)?;
+        if let Some(text) = &r.histograms.latency_uncorrected {
+            let h = hist::decode(text)?;
+            match &mut uncorrected {
+                Some(u) => hist::add(u, &h)?,
+                None => uncorrected = Some(h),
+            }
+        }
+        if let (Some(a), Some(b)) = (&mut out.schedule_lag, &r.schedule_lag) {
+            a.count += b.count;
+            a.max_us = a.max_us.max(b.max_us);
+        } else if out.schedule_lag.is_none() {
+            out.schedule_lag = r.schedule_lag.clone();
+        }
+        lag_sum += lag_total(r);
+    }
+    if let Some(lag) = &mut out.schedule_lag {
+        lag.mean_us = if lag.count == 0 {
+            0.0
+        } else {
+            lag_sum / lag.count as f64
+        };
+    }
+    out.duration = out.window_end_ms.saturating_sub(out.window_start_ms) as f64 / 1000.0;
+    out.throughput = if out.duration > 0.0 {
+        out.requests as f64 / out.duration
+    } else {
+        0.0
+    };
+    out.cpu = CpuStats::new(user, system, out.requests);
+    out.latency = LatencyStats::from_histogram(&latency);
+    out.connect = LatencyStats::from_histogram(&connect);
+    out.latency_uncorrected = uncorrected.as_ref().map(LatencyStats::from_histogram);
+    out.histograms = Histograms {
+        latency: hist::encode(&latency),
+        latency_uncorrected: uncorrected.as_ref().map(hist::encode),
+        connect: hist::encode(&connect),
+    };
+    out.timeline = merge_timelines(results)?;
+    Ok(out)
+}
+
+fn lag_total(r: &LoadResult) -> f64 {
+    r.schedule_lag
+        .as_ref()
+        .map_or(0.0, |l| l.mean_us * l.count as f64)
+}
+
+fn merge_timelines(results: &[LoadResult]) -> Result<Vec<TimelineEntry>> {
+    let mut by_second: BTreeMap<u64, (u64, u64, Histogram<u64>)> = BTreeMap::new();
+    for entry in results.iter().flat_map(|r| &r.timeline) {
+        let h = hist::decode(&entry.histogram)?;
+        let slot = by_second
+            .entry(entry.second)
+            .or_insert_with(|| (0, 0, hist::new_timeline()));
+        slot.0 += entry.requests;
+        slot.1 += entry.errors;
+        hist::add(&mut slot.2, &h)?;
+    }
+    Ok(by_second
+        .into_iter()
+        .map(|(second, (requests, errors, h))| timeline_entry(second, requests, errors, &h))
+        .collect())
+}
+
+/// Builds a timeline entry from one second's counts and latency histogram.
+pub fn timeline_entry(
+    second: u64,
+    requests: u64,
+    errors: u64,
+    h: &Histogram<u64>,
+) -> TimelineEntry {
+    TimelineEntry {
+        second,
+        requests,
+        errors,
+        p50_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.5)
+        },
+        p99_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        },
+        histogram: hist::encode(h),
+    }
+}
+
+#[cfg(test)]
+#[path = "result_tests.rs"]
+mod tests;

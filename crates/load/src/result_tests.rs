@@ -1,0 +1,121 @@
+use super::*;
+
+fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u64) -> LoadResult {
+    let mut h = hist::new_latency();
+    let mut t = hist::new_timeline();
+    for &s in samples {
+        h.record(s).unwrap();
+        t.record(s).unwrap();
+    }
+    let mut c = hist::new_latency();
+    c.record(50).unwrap();
+    let n = samples.len() as u64;
+    let mut errors = ErrorCounts {
+        total: 1,
+        status_5xx: 1,
+        ..Default::default()
+    };
+    errors.status_codes.insert(500, 1);
+    LoadResult {
+        schema: SCHEMA.into(),
+        url: "http://127.0.0.1:1/".into(),
+        method: "GET".into(),
+        model: Model::Closed,
+        rate: None,
+        connections: 2,
+        threads: 1,
+        keepalive: true,
+        window_start_ms: start_ms,
+        window_end_ms: end_ms,
+        duration: (end_ms - start_ms) as f64 / 1000.0,
+        requests: n,
+        successes: n - 1,
+        errors,
+        bytes: 100 * n,
+        throughput: 0.0,
+        warmup_requests: 7,
+        latency: LatencyStats::from_histogram(&h),
+        latency_uncorrected: None,
+        connect: LatencyStats::from_histogram(&c),
+        schedule_lag: None,
+        cpu: CpuStats::new(1000, 500, n),
+        timeline: vec![timeline_entry(second, n, 1, &t)],
+        histograms: Histograms {
+            latency: hist::encode(&h),
+            latency_uncorrected: None,
+            connect: hist::encode(&c),
+        },
+    }
+}
+
+#[test]
+fn merged_percentiles_equal_those_of_one_histogram_of_all_samples() {
+    let a: Vec<u64> = (1..=5000).map(|i| i * 3).collect();
+    let b: Vec<u64> = (1..=3000).map(|i| 20_000 + i * 17).collect();
+    let ra = result_from(&a, 10_000, 20_000, 10);
+    let rb = result_from(&b, 12_000, 25_000, 10);
+    // Round trip through JSON, as the operator reads the pods' output.
+    let ra: LoadResult = serde_json::from_str(&serde_json::to_string(&ra).unwrap()).unwrap();
+    let rb: LoadResult = serde_json::from_str(&serde_json::to_string(&rb).unwrap()).unwrap();
+    let merged = merge(&[ra, rb]).unwrap();
+
+    let mut all = hist::new_latency();
+    for &s in a.iter().chain(&b) {
+        all.record(s).unwrap();
+    }
+    assert_eq!(merged.latency, LatencyStats::from_histogram(&all));
+    assert_eq!(merged.requests, 8000);
+    assert_eq!(merged.successes, 7998);
+    assert_eq!(merged.errors.total, 2);
+    assert_eq!(merged.errors.status_codes.get(&500), Some(&2));
+    assert_eq!(merged.bytes, 800_000);
+    assert_eq!(merged.warmup_requests, 14);
+    assert_eq!(
+        (merged.window_start_ms, merged.window_end_ms),
+        (10_000, 25_000)
+    );
+    assert!((merged.duration - 15.0).abs() < 1e-9);
+    assert!((merged.throughput - 8000.0 / 15.0).abs() < 1e-9);
+    assert_eq!(merged.cpu.total_us, 3000);
+    assert_eq!(merged.connect.count, 2);
+    assert_eq!(merged.connections, 4);
+}
+
+#[test]
+fn merged_timeline_aligns_by_absolute_second_and_merges_histograms() {
+    let a: Vec<u64> = (1..=100).collect();
+    let b: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
+    let merged = merge(&[
+        result_from(&a, 0, 1000, 5),
+        result_from(&b, 0, 1000, 6),
+        result_from(&b, 0, 1000, 5),
+    ])
+    .unwrap();
+    assert_eq!(merged.timeline.len(), 2);
+    assert_eq!(merged.timeline[0].second, 5);
+    assert_eq!(merged.timeline[0].requests, 200);
+    assert_eq!(merged.timeline[0].errors, 2);
+    let mut t = hist::new_timeline();
+    for &s in a.iter().chain(&b) {
+        t.record(s).unwrap();
+    }
+    assert_eq!(merged.timeline[0].p99_us, t.value_at_quantile(0.99));
+    assert_eq!(merged.timeline[1].second, 6);
+}
+
+#[test]
+fn merge_rejects_empty_input_and_unknown_schema() {
+    assert!(merge(&[]).is_err());
+    let mut r = result_from(&[1, 2, 3], 0, 1000, 0);
+    r.schema = "benchrun.dev/load-result/v0".into();
+    assert!(merge(&[r]).is_err());
+}
+
+#[test]
+fn merging_one_result_keeps_its_figures() {
+    let r = result_from(&[10, 20, 30], 1000, 3000, 1);
+    let m = merge(std::slice::from_ref(&r)).unwrap();
+    assert_eq!(m.latency, r.latency);
+    assert_eq!(m.requests, 3);
+    assert!((m.throughput - 1.5).abs() < 1e-9);
+}
