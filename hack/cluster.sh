@@ -1,0 +1,714 @@
+#!/usr/bin/env bash
+# hack/cluster.sh up|down|status|env — the project's own real single-node Kubernetes.
+#
+# Runs upstream components (built from their Go modules by hack/build-k8s.sh into one
+# multi-call binary), containerd + runc + CNI bridge from Debian, and Prometheus scraping
+# the kubelet's cAdvisor endpoint. No systemd: every component is a background process
+# whose PID is recorded under $K/pids and which `down` stops by that PID.
+# See docs/local-cluster.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+K=${BENCHRUN_CLUSTER_DIR:-/var/lib/benchrun/cluster}
+CACHE=${BENCHRUN_CACHE:-/var/cache/benchrun}
+NODE_NAME=benchrun-node
+GW_IP=10.244.0.1            # cni0 address = node IP = apiserver advertise address = Prometheus address
+POD_CIDR=10.244.0.0/24
+CLUSTER_CIDR=10.244.0.0/16
+SVC_CIDR=10.96.0.0/16
+SVC_APISERVER_IP=10.96.0.1
+PROM_URL=http://$GW_IP:9090
+PAUSE_IMAGE=benchrun.local/pause:3.10
+BUSYBOX_IMAGE=benchrun.local/busybox:1.35
+CONTAINERD_SOCK=/run/containerd/containerd.sock
+KUBECONFIG_PATH=$K/kubeconfig
+DROP_RULE=(FORWARD -i cni0 ! -o cni0 -j DROP)
+# start order; down stops in reverse
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy prometheus)
+
+log() { printf '%s cluster: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+need_root() { [ "$(id -u)" = 0 ] || die "must run as root (it manages containerd, cgroups, iptables)"; }
+
+# ---------------------------------------------------------------------------------- processes
+
+pid_of() { cat "$K/pids/$1" 2>/dev/null || true; }
+
+# alive NAME: the recorded PID exists and still runs the same program (guards PID reuse)
+alive() {
+  local pid; pid=$(pid_of "$1")
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+  local exe; exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+  [ -n "$exe" ] || return 1
+  [ -f "$K/pids/$1.exe" ] || return 0
+  [ "$exe" = "$(cat "$K/pids/$1.exe")" ]
+}
+
+# start NAME CMD...: background child in its own session, output to logs/NAME.log, PID recorded
+start() {
+  local name=$1; shift
+  if alive "$name"; then log "$name already running (pid $(pid_of "$name"))"; return 0; fi
+  mkdir -p "$K/logs" "$K/pids"
+  printf '\n==== %s start: %s\n' "$(date -Is)" "$*" >>"$K/logs/$name.log"
+  setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null &
+  local pid=$!
+  echo "$pid" >"$K/pids/$name"
+  local i exe=""
+  for i in $(seq 1 50); do   # wait for setsid to exec the program, then remember its executable
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+    case $exe in ""|*/setsid|*/bash) sleep 0.05 ;; *) break ;; esac
+  done
+  case $exe in ""|*/setsid|*/bash) rm -f "$K/pids/$name.exe" ;; *) echo "$exe" >"$K/pids/$name.exe" ;; esac
+  log "started $name (pid $pid, log $K/logs/$name.log)"
+}
+
+show_log() {
+  local f=$K/logs/$1.log
+  echo "----- last 30 lines of $f -----" >&2
+  tail -n 30 "$f" >&2 2>/dev/null || echo "(no log)" >&2
+  echo "-----" >&2
+}
+
+# wait_for NAME TIMEOUT_S WHAT CMD...: poll CMD until it succeeds; fail legibly on timeout/death
+wait_for() {
+  local name=$1 timeout=$2 what=$3; shift 3
+  local start_t now last=0
+  start_t=$(date +%s)
+  while :; do
+    if "$@" >/dev/null 2>&1; then
+      log "$name: $what (after $(( $(date +%s) - start_t ))s)"; return 0
+    fi
+    now=$(date +%s)
+    if [ -f "$K/pids/$name" ] && ! alive "$name"; then
+      log "ERROR: $name (pid $(pid_of "$name")) exited while waiting for: $what"
+      show_log "$name"; exit 1
+    fi
+    if (( now - start_t >= timeout )); then
+      log "ERROR: $name: timed out after ${timeout}s waiting for: $what"
+      show_log "$name"; exit 1
+    fi
+    if (( now - last >= 10 )); then
+      (( last == 0 )) || log "$name: still waiting for $what ($(( now - start_t ))s/${timeout}s)"
+      last=$now
+    fi
+    sleep 1
+  done
+}
+
+stop() {
+  local name=$1 pid
+  pid=$(pid_of "$name")
+  if [ -z "$pid" ]; then return 0; fi
+  if alive "$name"; then
+    log "stopping $name (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    local i
+    for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+    if [ -d "/proc/$pid" ]; then
+      log "$name did not exit after 10s, sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for i in $(seq 1 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+    fi
+  fi
+  rm -f "$K/pids/$name" "$K/pids/$name.exe"
+}
+
+# ---------------------------------------------------------------------------------- helpers
+
+bindir() {
+  if [ -f "$K/bindir" ] && [ -x "$(cat "$K/bindir")/hyperkube" ]; then cat "$K/bindir"; return; fi
+  local d; d=$CACHE/k8s/${K8S_VERSION:-v1.33.13}-$(go env GOVERSION 2>/dev/null || echo unknown)
+  [ -x "$d/hyperkube" ] && echo "$d"
+}
+
+kc() { "$BIN/kubectl" --kubeconfig "$KUBECONFIG_PATH" --request-timeout=10s "$@"; }
+
+prom_query() { # prom_query PROMQL -> JSON
+  curl -sf --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "query=$1"
+}
+
+own_kubeconfig_in_env() {
+  [ -n "${KUBECONFIG:-}" ] || return 1
+  [ "$(readlink -f "$KUBECONFIG" 2>/dev/null || echo "$KUBECONFIG")" = "$(readlink -f "$KUBECONFIG_PATH" 2>/dev/null || echo "$KUBECONFIG_PATH")" ]
+}
+
+# A KUBECONFIG from the environment that is not ours and answers -> "existing cluster wins".
+existing_cluster() {
+  [ -n "${KUBECONFIG:-}" ] || return 1
+  own_kubeconfig_in_env && return 1
+  local kubectl
+  kubectl=$(command -v kubectl 2>/dev/null || true)
+  if [ -z "$kubectl" ]; then local d; d=$(bindir || true); [ -n "$d" ] && kubectl=$d/kubectl; fi
+  if [ -z "$kubectl" ]; then
+    log "KUBECONFIG=$KUBECONFIG is set but no kubectl is available to check it; ignoring it"
+    return 1
+  fi
+  "$kubectl" --request-timeout=5s get --raw=/readyz >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------------------------- packages
+
+install_packages() {
+  local pkgs=() p
+  for p in containerd runc containernetworking-plugins prometheus iptables conntrack busybox-static curl openssl gcc libc6-dev iproute2; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || pkgs+=("$p")
+  done
+  [ ${#pkgs[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${pkgs[*]}"
+  if [ ! -e /usr/sbin/policy-rc.d ]; then   # never let Debian start containerd/prometheus itself
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -print -quit 2>/dev/null)" ] || \
+     ! apt-get install -y -q --no-install-recommends "${pkgs[@]}" >"$K/logs/apt.log" 2>&1; then
+    apt-get update -q >>"$K/logs/apt.log" 2>&1 || { tail -30 "$K/logs/apt.log" >&2; die "apt-get update failed"; }
+    apt-get install -y -q --no-install-recommends "${pkgs[@]}" >>"$K/logs/apt.log" 2>&1 \
+      || { tail -30 "$K/logs/apt.log" >&2; die "apt-get install failed (log: $K/logs/apt.log)"; }
+  fi
+}
+
+# ---------------------------------------------------------------------------------- PKI
+
+write_pki() {
+  local P=$K/pki
+  mkdir -p "$P"; chmod 700 "$P"
+  if [ -f "$P/apiserver.crt" ] && [ -f "$P/tokens.csv" ] && [ -f "$KUBECONFIG_PATH" ]; then return 0; fi
+  log "writing PKI and kubeconfigs to $P"
+  (
+    cd "$P"
+    openssl genrsa -out ca.key 2048 2>/dev/null
+    openssl req -x509 -new -nodes -key ca.key -subj "/CN=benchrun-local-ca" -days 3650 -out ca.crt \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+    cat >apiserver.ext <<EOF
+basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$SVC_APISERVER_IP,IP:$GW_IP
+EOF
+    openssl genrsa -out apiserver.key 2048 2>/dev/null
+    openssl req -new -key apiserver.key -subj "/CN=kube-apiserver" -out apiserver.csr 2>/dev/null
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile apiserver.ext -out apiserver.crt 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+    local admin kcm sched kubelet proxy
+    admin=$(tok) kcm=$(tok) sched=$(tok) kubelet=$(tok) proxy=$(tok)
+    cat >tokens.csv <<EOF
+$admin,admin,uid-admin,"system:masters"
+$kcm,system:kube-controller-manager,uid-kcm
+$sched,system:kube-scheduler,uid-sched
+$kubelet,system:node:$NODE_NAME,uid-kubelet,"system:nodes"
+$proxy,system:kube-proxy,uid-proxy
+EOF
+    chmod 600 ./*.key tokens.csv
+    mkkc() { # mkkc FILE USER TOKEN
+      cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: benchrun
+  cluster:
+    server: https://127.0.0.1:6443
+    certificate-authority: $P/ca.crt
+users:
+- name: $2
+  user:
+    token: $3
+contexts:
+- name: benchrun
+  context:
+    cluster: benchrun
+    user: $2
+current-context: benchrun
+EOF
+      chmod 600 "$1"
+    }
+    mkkc controller-manager.kubeconfig system:kube-controller-manager "$kcm"
+    mkkc scheduler.kubeconfig system:kube-scheduler "$sched"
+    mkkc kubelet.kubeconfig "system:node:$NODE_NAME" "$kubelet"
+    mkkc kube-proxy.kubeconfig system:kube-proxy "$proxy"
+    mkkc "$KUBECONFIG_PATH.tmp" admin "$admin"
+    mv "$KUBECONFIG_PATH.tmp" "$KUBECONFIG_PATH"
+  )
+}
+
+# ---------------------------------------------------------------------------------- configs
+
+write_configs() {
+  local C=$K/config
+  mkdir -p "$C" /etc/cni/net.d
+  # containerd: default socket (cAdvisor needs it), cgroupfs, B1 fix, our pause image
+  cat >"$C/containerd.toml" <<EOF
+version = 2
+root = "/var/lib/containerd"
+state = "/run/containerd"
+oom_score = 0
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "/etc/cni/net.d"
+EOF
+  # CNI: bridge on the cni0 we create ourselves; no masquerade (pods never leave the bridge)
+  cat >/etc/cni/net.d/10-benchrun.conflist <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "benchrun",
+  "plugins": [
+    {
+      "type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$GW_IP"}]],
+               "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "/var/lib/cni/networks"}
+    }
+  ]
+}
+EOF
+  local first; first=$(ls /etc/cni/net.d | sort | head -1)
+  [ "$first" = 10-benchrun.conflist ] || log "WARNING: /etc/cni/net.d/$first sorts before 10-benchrun.conflist; containerd only loads the first file"
+
+  cat >"$C/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $GW_IP
+port: 10250
+readOnlyPort: 10255
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+oomScoreAdj: 0
+protectKernelDefaults: false
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+clusterDomain: cluster.local
+resolvConf: /etc/resolv.conf
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "100Mi", nodefs.available: "2%", imagefs.available: "2%", nodefs.inodesFree: "2%"}
+serializeImagePulls: false
+rotateCertificates: false
+serverTLSBootstrap: false
+maxPods: 110
+podCIDR: $POD_CIDR
+EOF
+  cat >"$C/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $K/pki/kube-proxy.kubeconfig}
+hostnameOverride: $NODE_NAME
+mode: iptables
+clusterCIDR: $CLUSTER_CIDR
+oomScoreAdj: 0
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["$GW_IP/32"]
+EOF
+  cat >"$C/prometheus.yml" <<EOF
+global: {scrape_interval: 5s, evaluation_interval: 5s}
+scrape_configs:
+  - job_name: kubelet-cadvisor
+    metrics_path: /metrics/cadvisor
+    honor_labels: true
+    static_configs: [{targets: ['$GW_IP:10255'], labels: {node: $NODE_NAME}}]
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: 'container_(cpu_usage_seconds_total|cpu_user_seconds_total|cpu_system_seconds_total|cpu_cfs_throttled_periods_total|cpu_cfs_throttled_seconds_total|cpu_cfs_periods_total|spec_cpu_quota|spec_cpu_period|spec_cpu_shares|memory_working_set_bytes|memory_rss|memory_usage_bytes|memory_max_usage_bytes|memory_failcnt|spec_memory_limit_bytes|oom_events_total|network_receive_bytes_total|network_transmit_bytes_total|start_time_seconds|last_seen)'
+        action: keep
+  - job_name: kubelet-resource
+    metrics_path: /metrics/resource
+    static_configs: [{targets: ['$GW_IP:10255'], labels: {node: $NODE_NAME}}]
+EOF
+}
+
+# ---------------------------------------------------------------------------------- network
+
+# Everything added here is recorded in $K/net so that `down` removes exactly that.
+setup_network() {
+  mkdir -p "$K/net"
+  if [ ! -f "$K/net/ip_forward.orig" ]; then cat /proc/sys/net/ipv4/ip_forward >"$K/net/ip_forward.orig"; fi
+  if ! ip link show cni0 >/dev/null 2>&1; then
+    ip link add cni0 type bridge
+    touch "$K/net/cni0"
+  fi
+  ip addr show dev cni0 | grep -q "inet $GW_IP/24" || ip addr add "$GW_IP/24" dev cni0
+  ip link set cni0 up
+  touch "$K/net/cni0"
+  # service and cluster ranges go to the bridge, never to the default route
+  ip route replace "$SVC_CIDR" dev cni0 src "$GW_IP"
+  ip route replace "$CLUSTER_CIDR" dev cni0 src "$GW_IP"
+  touch "$K/net/routes"
+  ensure_drop_rule
+  # routing between cni0 and itself (pod -> ClusterIP -> pod) needs forwarding; the DROP rule
+  # above keeps pods from being forwarded anywhere beyond the bridge
+  echo 1 >/proc/sys/net/ipv4/ip_forward
+  [ "$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo 0)" = 1 ] \
+    || log "WARNING: net.bridge.bridge-nf-call-iptables is not 1; pod->Service->pod on the same bridge may fail"
+}
+
+# The DROP rule must stay the first FORWARD rule (kube-proxy prepends its own jumps).
+ensure_drop_rule() {
+  local first
+  first=$(iptables -w 5 -S FORWARD 2>/dev/null | sed -n 2p)
+  if [ "$first" != "-A FORWARD -i cni0 ! -o cni0 -j DROP" ]; then
+    while iptables -w 5 -D "${DROP_RULE[@]}" 2>/dev/null; do :; done
+    iptables -w 5 -I "${DROP_RULE[@]}"
+  fi
+  touch "$K/net/forward-drop"
+}
+
+teardown_network() {
+  local l
+  for l in $(ip -o link show master cni0 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
+    ip link del "$l" 2>/dev/null || true
+  done
+  if [ -f "$K/net/cni0" ] || ip link show cni0 >/dev/null 2>&1; then
+    ip link del cni0 2>/dev/null && log "removed bridge cni0 (and its routes)" || true
+  fi
+  rm -f "$K/net/cni0" "$K/net/routes"
+  if [ -f "$K/net/forward-drop" ] || iptables -w 5 -C "${DROP_RULE[@]}" 2>/dev/null; then
+    while iptables -w 5 -D "${DROP_RULE[@]}" 2>/dev/null; do :; done
+    rm -f "$K/net/forward-drop"
+    log "removed iptables rule: ${DROP_RULE[*]}"
+  fi
+  if [ -f "$K/net/ip_forward.orig" ]; then
+    cat "$K/net/ip_forward.orig" >/proc/sys/net/ipv4/ip_forward
+    rm -f "$K/net/ip_forward.orig"
+  fi
+}
+
+# ---------------------------------------------------------------------------------- images
+
+ensure_images() {
+  local ctr=(ctr -a "$CONTAINERD_SOCK" -n k8s.io)
+  local have; have=$("${ctr[@]}" images ls -q 2>/dev/null || true)
+  local W=$K/images
+  mkdir -p "$W"
+  if ! grep -qx "$PAUSE_IMAGE" <<<"$have"; then
+    log "building and importing $PAUSE_IMAGE (static C pause, hack/cluster/pause.c)"
+    rm -rf "$W/pause-rootfs"; mkdir -p "$W/pause-rootfs"
+    gcc -static -Os -s -o "$W/pause-rootfs/pause" "$here/cluster/pause.c"
+    "$repo/hack/mkoci.sh" "$W/pause-rootfs" "$PAUSE_IMAGE" "$W/pause.tar" '["/pause"]' 2>/dev/null
+    "${ctr[@]}" images import "$W/pause.tar" >/dev/null
+  fi
+  if ! grep -qx "$BUSYBOX_IMAGE" <<<"$have"; then
+    log "building and importing $BUSYBOX_IMAGE (Debian busybox-static)"
+    local R=$W/busybox-rootfs
+    rm -rf "$R"; mkdir -p "$R"/{bin,etc,tmp,proc,sys,dev,root,www,var/www}
+    chmod 1777 "$R/tmp"
+    cp /bin/busybox "$R/bin/busybox"
+    local a
+    for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$R/bin/$a"; done
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$R/etc/passwd"
+    echo 'nobody:x:65534:65534:nobody:/:/bin/false' >>"$R/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$R/etc/group"
+    "$repo/hack/mkoci.sh" "$R" "$BUSYBOX_IMAGE" "$W/busybox.tar" '["/bin/sh"]' 2>/dev/null
+    "${ctr[@]}" images import "$W/busybox.tar" >/dev/null
+  fi
+}
+
+# ---------------------------------------------------------------------------------- health
+
+node_ready() {
+  [ "$(kc get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+default_sa() { kc -n default get serviceaccount default >/dev/null 2>&1; }
+prom_has_pod_samples() {
+  prom_query 'count(container_memory_working_set_bytes{namespace!="",pod!="",container!=""})' \
+    | grep -q '"result":\[{'
+}
+etcd_healthy() { curl -sf --max-time 3 http://127.0.0.1:2379/health | grep -q '"health":"true"'; }
+apiserver_ready() { curl -sf --max-time 3 --cacert "$K/pki/ca.crt" https://127.0.0.1:6443/readyz >/dev/null; }
+cm_healthy() { curl -skf --max-time 3 https://127.0.0.1:10257/healthz >/dev/null; }
+sched_healthy() { curl -skf --max-time 3 https://127.0.0.1:10259/healthz >/dev/null; }
+containerd_ready() { [ -S "$CONTAINERD_SOCK" ] && ctr -a "$CONTAINERD_SOCK" version >/dev/null 2>&1; }
+proxy_healthy() { curl -sf --max-time 3 http://127.0.0.1:10256/healthz >/dev/null; }
+prom_ready() { curl -sf --max-time 3 "$PROM_URL/-/ready" >/dev/null; }
+
+healthy_quiet() {
+  local c
+  for c in "${COMPONENTS[@]}"; do alive "$c" || return 1; done
+  [ -n "${BIN:-}" ] || return 1
+  apiserver_ready && node_ready && prom_ready
+}
+
+# The canary keeps one tiny pod running so cAdvisor always has pod-labelled series and `up`
+# proves the whole CRI/CNI path works.
+ensure_canary() {
+  kc -n kube-system get pod benchrun-canary >/dev/null 2>&1 && return 0
+  kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: benchrun-canary
+  namespace: kube-system
+  labels: {app.kubernetes.io/name: benchrun-canary, app.kubernetes.io/part-of: benchrun-local-cluster}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: pause
+    image: $PAUSE_IMAGE
+    imagePullPolicy: Never
+    resources:
+      requests: {cpu: 1m, memory: 4Mi}
+      limits: {cpu: 10m, memory: 16Mi}
+EOF
+}
+canary_running() {
+  [ "$(kc -n kube-system get pod benchrun-canary -o 'jsonpath={.status.phase}' 2>/dev/null)" = Running ]
+}
+
+where() {
+  cat <<EOF
+benchrun local cluster is up.
+  kubeconfig : $KUBECONFIG_PATH
+  node       : $NODE_NAME ($GW_IP), pods $POD_CIDR, services $SVC_CIDR
+  Prometheus : $PROM_URL
+  logs       : $K/logs/<component>.log     PIDs: $K/pids/<component>
+  binaries   : $BIN
+  use it     : eval "\$(hack/cluster.sh env)"; kubectl get nodes
+EOF
+}
+
+# ---------------------------------------------------------------------------------- up
+
+cmd_up() {
+  if existing_cluster; then
+    log "KUBECONFIG=$KUBECONFIG points to a reachable cluster: using that existing cluster, starting nothing"
+    return 0
+  fi
+  need_root
+  local t0; t0=$(date +%s)
+  mkdir -p "$K/logs" "$K/pids"
+  BIN=$(bindir || true)
+  if [ -n "$BIN" ] && healthy_quiet; then
+    ensure_drop_rule
+    where; return 0
+  fi
+  install_packages
+  if [ -z "$BIN" ]; then
+    log "building Kubernetes binaries (hack/build-k8s.sh; cold build takes ~30-40 min, log: $CACHE/logs/k8s-build.log)"
+    mkdir -p "$CACHE/logs"
+    BIN=$("$repo/hack/build-k8s.sh" 2> >(tee -a "$CACHE/logs/k8s-build.log" >&2) | tail -1) \
+      || die "hack/build-k8s.sh failed (log: $CACHE/logs/k8s-build.log)"
+  fi
+  [ -x "$BIN/hyperkube" ] || die "no hyperkube in '$BIN'"
+  echo "$BIN" >"$K/bindir"
+  write_pki
+  write_configs
+  setup_network
+
+  # etcd: embedded 3.5.21, data on a tmpfs we mount (and down unmounts)
+  mkdir -p "$K/etcd"
+  if ! mountpoint -q "$K/etcd"; then mount -t tmpfs -o size=1g,mode=700 benchrun-etcd "$K/etcd"; fi
+  start etcd "$BIN/etcd" --name benchrun --data-dir "$K/etcd/data" \
+    --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+    --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+    --initial-cluster benchrun=http://127.0.0.1:2380 --unsafe-no-fsync --log-level=warn
+  wait_for etcd 30 "healthy on 127.0.0.1:2379" etcd_healthy
+
+  start kube-apiserver "$BIN/kube-apiserver" \
+    --etcd-servers=http://127.0.0.1:2379 \
+    --advertise-address=$GW_IP --bind-address=0.0.0.0 --secure-port=6443 \
+    --tls-cert-file="$K/pki/apiserver.crt" --tls-private-key-file="$K/pki/apiserver.key" \
+    --client-ca-file="$K/pki/ca.crt" --token-auth-file="$K/pki/tokens.csv" \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --allow-privileged=true \
+    --service-cluster-ip-range=$SVC_CIDR --service-node-port-range=30000-32767 \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$K/pki/sa.pub" --service-account-signing-key-file="$K/pki/sa.key" \
+    --kubelet-preferred-address-types=InternalIP,Hostname \
+    --profiling=false --v=1
+  wait_for kube-apiserver 120 "/readyz ok on https://127.0.0.1:6443" apiserver_ready
+
+  start kube-controller-manager "$BIN/kube-controller-manager" \
+    --kubeconfig="$K/pki/controller-manager.kubeconfig" \
+    --authentication-kubeconfig="$K/pki/controller-manager.kubeconfig" \
+    --authorization-kubeconfig="$K/pki/controller-manager.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port=10257 --leader-elect=false \
+    --use-service-account-credentials=true \
+    --service-account-private-key-file="$K/pki/sa.key" --root-ca-file="$K/pki/ca.crt" \
+    --cluster-signing-cert-file="$K/pki/ca.crt" --cluster-signing-key-file="$K/pki/ca.key" \
+    --controllers='*' --profiling=false --v=1
+  start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$K/pki/scheduler.kubeconfig" \
+    --authentication-kubeconfig="$K/pki/scheduler.kubeconfig" \
+    --authorization-kubeconfig="$K/pki/scheduler.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false --profiling=false --v=1
+  wait_for kube-controller-manager 60 "healthz ok on 127.0.0.1:10257" cm_healthy
+  wait_for kube-scheduler 60 "healthz ok on 127.0.0.1:10259" sched_healthy
+
+  start containerd /usr/bin/containerd --config "$K/config/containerd.toml"
+  wait_for containerd 30 "serving $CONTAINERD_SOCK" containerd_ready
+  ensure_images
+
+  mkdir -p /var/lib/kubelet
+  start kubelet "$BIN/kubelet" --config="$K/config/kubelet.yaml" \
+    --kubeconfig="$K/pki/kubelet.kubeconfig" \
+    --hostname-override=$NODE_NAME --node-ip=$GW_IP \
+    --root-dir=/var/lib/kubelet --cert-dir=/var/lib/kubelet/pki \
+    --housekeeping-interval=5s --v=1
+  wait_for kubelet 120 "node $NODE_NAME Ready" node_ready
+
+  start kube-proxy "$BIN/kube-proxy" --config="$K/config/kube-proxy.yaml" --v=1
+  wait_for kube-proxy 60 "healthz ok on 127.0.0.1:10256" proxy_healthy
+  ensure_drop_rule
+
+  wait_for kube-controller-manager 60 "ServiceAccount default/default exists" default_sa
+  wait_for kube-controller-manager 60 "ServiceAccount kube-system/default exists" kc -n kube-system get sa default
+  ensure_canary
+  wait_for kubelet 90 "canary pod kube-system/benchrun-canary Running" canary_running
+
+  mkdir -p "$K/prometheus"
+  start prometheus /usr/bin/prometheus --config.file="$K/config/prometheus.yml" \
+    --storage.tsdb.path="$K/prometheus" --storage.tsdb.retention.time=12h \
+    --web.listen-address=$GW_IP:9090 --log.level=warn
+  wait_for prometheus 60 "ready on $PROM_URL" prom_ready
+  wait_for prometheus 90 "cAdvisor samples with namespace/pod/container labels" prom_has_pod_samples
+
+  log "up in $(( $(date +%s) - t0 ))s"
+  where
+}
+
+# ---------------------------------------------------------------------------------- down
+
+cgroup_cleanup() {
+  local h d
+  for h in /sys/fs/cgroup/*/; do
+    [ -d "${h}kubepods" ] || continue
+    # depth first
+    find "${h}kubepods" -depth -type d 2>/dev/null | while read -r d; do rmdir "$d" 2>/dev/null || true; done
+    [ -d "${h}kubepods" ] && log "WARNING: could not remove ${h}kubepods (processes left?)"
+  done
+  return 0
+}
+
+umount_under() { # umount_under DIR: every mount at or below DIR, deepest first
+  local m
+  for m in $(awk -v p="$1" '$5 == p || index($5, p "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "WARNING: could not unmount $m"
+  done
+}
+
+cmd_down() {
+  need_root
+  BIN=$(bindir || true)
+  local ctr=(ctr -a "$CONTAINERD_SOCK" -n k8s.io)
+  # 1. pods: let the kubelet tear them down through the CRI (CNI DEL releases IPs and veths)
+  if [ -n "$BIN" ] && alive kube-apiserver && alive kubelet && alive containerd && apiserver_ready; then
+    log "deleting all pods"
+    kc delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+    local i
+    for i in $(seq 1 30); do
+      [ -z "$("${ctr[@]}" tasks ls -q 2>/dev/null)" ] && break
+      sleep 1
+    done
+  fi
+  stop prometheus
+  stop kube-proxy
+  stop kubelet
+  # 2. whatever is left: kill tasks through containerd so no shim stays behind
+  if alive containerd && containerd_ready; then
+    local t c
+    for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
+      "${ctr[@]}" tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true
+    done
+    for i in $(seq 1 20); do
+      [ -z "$("${ctr[@]}" tasks ls 2>/dev/null | awk 'NR>1 && $3 != "STOPPED"')" ] && break; sleep 0.5
+    done
+    for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "$t" >/dev/null 2>&1 || true; done
+    for c in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "$c" >/dev/null 2>&1 || true; done
+  fi
+  stop containerd
+  stop kube-scheduler
+  stop kube-controller-manager
+  stop kube-apiserver
+  stop etcd
+  # 3. host state
+  if mountpoint -q "$K/etcd" 2>/dev/null; then umount "$K/etcd" || umount -l "$K/etcd" || true; fi
+  umount_under /var/lib/kubelet
+  umount_under /run/containerd/io.containerd.grpc.v1.cri/sandboxes
+  umount_under /run/containerd/io.containerd.runtime.v2.task/k8s.io
+  local n
+  for n in /run/netns/cni-*; do
+    [ -e "$n" ] || continue
+    umount "$n" 2>/dev/null || true; rm -f "$n"
+  done
+  [ -n "$BIN" ] && "$BIN/kube-proxy" --cleanup >>"$K/logs/kube-proxy.log" 2>&1 || true
+  cgroup_cleanup
+  teardown_network
+  rm -rf /var/lib/cni "$K/prometheus"
+  if ! awk '{print $5}' /proc/self/mountinfo | grep -q '^/var/lib/kubelet'; then rm -rf /var/lib/kubelet; fi
+  log "down: stopped all components and removed pods, cgroups, mounts, cni0 and iptables rules"
+}
+
+# ---------------------------------------------------------------------------------- status/env
+
+cmd_status() {
+  local ok=0 c pid
+  if existing_cluster; then
+    echo "using an existing cluster: KUBECONFIG=$KUBECONFIG"
+    kubectl get nodes 2>/dev/null || true
+    return 0
+  fi
+  BIN=$(bindir || true)
+  echo "state dir  : $K"
+  for c in "${COMPONENTS[@]}"; do
+    pid=$(pid_of "$c")
+    if alive "$c"; then printf '  %-24s running  pid %s\n' "$c" "$pid"
+    else printf '  %-24s STOPPED%s\n' "$c" "${pid:+ (stale pid $pid)}"; ok=1; fi
+  done
+  if [ -n "$BIN" ] && apiserver_ready 2>/dev/null; then
+    echo "node       :"; kc get node -o wide 2>&1 | sed 's/^/  /'
+    node_ready || ok=1
+  else
+    echo "node       : apiserver not reachable"; ok=1
+  fi
+  if prom_ready; then echo "Prometheus : $PROM_URL (ready)"; else echo "Prometheus : $PROM_URL (NOT ready)"; ok=1; fi
+  echo "kubeconfig : $KUBECONFIG_PATH"
+  if [ $ok = 0 ]; then echo "healthy"; else echo "NOT healthy"; fi
+  return $ok
+}
+
+cmd_env() {
+  if existing_cluster; then
+    echo "# using the existing cluster from KUBECONFIG=$KUBECONFIG (set PROMETHEUS_URL yourself)"
+  else
+    echo "export KUBECONFIG=$KUBECONFIG_PATH"
+    echo "export PROMETHEUS_URL=$PROM_URL"
+  fi
+  local b; b=$(bindir || true)
+  if [ -n "$b" ]; then echo "export PATH=$b:\$PATH"; fi
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+esac
