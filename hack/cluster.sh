@@ -562,6 +562,9 @@ cmd_up() {
   wait_for kube-controller-manager 60 "healthz ok on 127.0.0.1:10257" cm_healthy
   wait_for kube-scheduler 60 "healthz ok on 127.0.0.1:10259" sched_healthy
 
+  if ! alive containerd && containerd_ready; then
+    die "another containerd already serves $CONTAINERD_SOCK (not started by this script); stop it first"
+  fi
   start containerd /usr/bin/containerd --config "$K/config/containerd.toml"
   wait_for containerd 30 "serving $CONTAINERD_SOCK" containerd_ready
   ensure_images
@@ -597,12 +600,15 @@ cmd_up() {
 # ---------------------------------------------------------------------------------- down
 
 cgroup_cleanup() {
-  local h d
+  # kubepods: the kubelet's QoS/pod/container cgroups (cgroupfs driver); k8s.io: what
+  # `ctr -n k8s.io run` would create. Depth first; rmdir only succeeds on empty cgroups.
+  local h d top
   for h in /sys/fs/cgroup/*/; do
-    [ -d "${h}kubepods" ] || continue
-    # depth first
-    find "${h}kubepods" -depth -type d 2>/dev/null | while read -r d; do rmdir "$d" 2>/dev/null || true; done
-    [ -d "${h}kubepods" ] && log "WARNING: could not remove ${h}kubepods (processes left?)"
+    for top in kubepods k8s.io; do
+      [ -d "$h$top" ] || continue
+      find "$h$top" -depth -type d 2>/dev/null | while read -r d; do rmdir "$d" 2>/dev/null || true; done
+      if [ -d "$h$top" ]; then log "WARNING: could not remove $h$top (processes left?)"; fi
+    done
   done
   return 0
 }
