@@ -1,1 +1,52 @@
-fn main() {}
+//! `benchrun-demo`: the demo target binary. See the library docs for the endpoints.
+
+use std::net::IpAddr;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::signal::unix::{signal, SignalKind};
+
+/// A small HTTP/1.1 server that stands in for the systems under test in benchrun's examples.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// TCP port to listen on.
+    #[arg(long, env = "PORT", default_value_t = 8080)]
+    port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0")]
+    listen: IpAddr,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    // available_parallelism honours cgroup CPU quotas, so a pod limited to 2 CPUs gets 2
+    // workers, as a Node cluster or a JVM sized from the container would.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .context("failed to start the tokio runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.listen, args.port))
+            .await
+            .with_context(|| format!("failed to listen on {}:{}", args.listen, args.port))?;
+        let mut term = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
+        let shutdown = async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            eprintln!("benchrun-demo: shutting down");
+        };
+        println!(
+            "benchrun-demo {} listening on http://{} with {workers} worker threads",
+            env!("CARGO_PKG_VERSION"),
+            listener.local_addr()?
+        );
+        benchrun_demo::serve(listener, shutdown)
+            .await
+            .context("server failed")
+    })
+}

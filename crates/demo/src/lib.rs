@@ -1,0 +1,13 @@
+//! benchrun-demo: a small HTTP/1.1 server that stands in for the systems under test of
+//! benchrun's examples (the Node/Java images of the published comparisons).
+//!
+//! Endpoints: `/hello` (small JSON), `/compute?n=` (primes below `n` by trial division),
+//! `/sleep?ms=`, `/alloc?mb=` (allocates and holds memory), `/healthz` and `/stats` (requests
+//! served per path and per `X-Benchrun-Cell` header value). See `docs/demo-target.md`.
+
+pub mod compute;
+pub mod query;
+pub mod server;
+pub mod stats;
+
+pub use server::serve;
