@@ -5,7 +5,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,7 +43,7 @@ func main() {
 	case "kube-scheduler":
 		cmd = scheduler.NewSchedulerCommand()
 	case "kubelet":
-		cmd = kubelet.NewKubeletCommand(context.Background())
+		cmd = kubelet.NewKubeletCommand()
 	case "kube-proxy":
 		cmd = proxy.NewProxyCommand()
 	case "kubectl":
