@@ -1,0 +1,435 @@
+//! The `BenchmarkRun` spec: what a user declares.
+//!
+//! Every field's `///` doc becomes its `kubectl explain` text. Rules that CEL can express are
+//! attached as `x-kubernetes-validations` so the apiserver rejects bad specs at admission with
+//! a message that names the field; the rest is checked by [`crate::validate`].
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{EnvVar, Toleration};
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+use crate::status::BenchmarkRunStatus;
+
+/// Largest number of measurements (cells × repeats) one run may hold. It keeps the status well
+/// under the object size limit (about 1 KiB per measurement).
+pub const MAX_MEASUREMENTS: usize = 200;
+
+/// An experiment: targets × resources × scenarios × load settings, measured cell by cell.
+///
+/// The operator deploys each target with the requested CPU/memory and replicas, runs the load
+/// generator against it as a Job, queries Prometheus for the target's CPU and memory over the
+/// measured window and writes every cell's results into `status.results`.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "benchrun.dev",
+    version = "v1alpha1",
+    kind = "BenchmarkRun",
+    plural = "benchmarkruns",
+    singular = "benchmarkrun",
+    shortname = "bmr",
+    shortname = "bench",
+    category = "benchrun",
+    namespaced,
+    cel,
+    status = "BenchmarkRunStatus",
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Progress","type":"string","jsonPath":".status.progress"}"#,
+    printcolumn = r#"{"name":"Best RPS","type":"integer","jsonPath":".status.summary.bestThroughput"}"#,
+    printcolumn = r#"{"name":"P99","type":"string","jsonPath":".status.summary.bestP99"}"#,
+    printcolumn = r#"{"name":"SLO","type":"string","priority":1,"jsonPath":".status.summary.slo"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#,
+    validation = Rule::new("!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase == 'Pending' || oldSelf.status.phase == 'Queued' || self.spec == oldSelf.spec").message("spec is immutable once the run has started (a run is a record): create a new BenchmarkRun instead"),
+)]
+#[x_kube(
+    validation = Rule::new("self.targets.all(t, self.targets.exists_one(u, u.name == t.name))").message("targets: names must be unique"),
+    validation = Rule::new("self.scenarios.all(s, self.scenarios.exists_one(u, u.name == s.name))").message("scenarios: names must be unique"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.targets) || self.matrix.targets.all(n, self.targets.exists(t, t.name == n))").message("matrix.targets: every entry must name one of spec.targets"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
+    validation = Rule::new("(has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.repeats) ? self.repeats : 1) <= 200").message("the matrix is too large: cells × repeats must be at most 200; split the experiment into several runs"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.rate) || size(self.matrix.rate) == 0 || has(self.load.duration)").message("matrix.rate needs load.duration (the open model runs for a duration, not a request count)"),
+)]
+#[serde(rename_all = "camelCase")]
+pub struct BenchmarkRunSpec {
+    /// The systems under test. Each is deployed as a Deployment plus a ClusterIP Service.
+    /// Unless `matrix.targets` narrows them, every target is measured.
+    #[schemars(length(min = 1, max = 8))]
+    pub targets: Vec<Target>,
+
+    /// The HTTP requests to measure, one scenario per cell. Unless `matrix.scenarios` narrows
+    /// them, every scenario is measured.
+    #[schemars(length(min = 1, max = 16))]
+    pub scenarios: Vec<Scenario>,
+
+    /// CPU and memory for every target pod (requests equal limits unless set apart, which gives
+    /// the Guaranteed QoS class). `matrix.cpu` and `matrix.memory` override the limits per cell.
+    #[serde(default = "default_target_resources")]
+    pub resources: Resources,
+
+    /// Replicas of every target Deployment (default 1). `matrix.replicas` overrides it per cell.
+    #[serde(default = "default_one")]
+    #[schemars(range(min = 1, max = 32))]
+    pub replicas: i32,
+
+    /// How the load is generated: connections, a request count or a duration, an optional fixed
+    /// rate (open model), warm-up, keep-alive, timeout and the load pods.
+    pub load: Load,
+
+    /// Axes to sweep. Cells are the cartesian product, in this order from outermost to
+    /// innermost: target, cpu, memory, replicas, scenario, connections, rate; repeats run back to
+    /// back for each cell. An empty or absent axis uses the value from the rest of the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<Matrix>,
+
+    /// How many times each cell is measured (default 1, at most 10). With two or more, the
+    /// coefficient of variation of the throughput is checked (`HighVariance` warning).
+    #[serde(default = "default_one")]
+    #[schemars(range(min = 1, max = 10))]
+    pub repeats: i32,
+
+    /// Service-level objectives evaluated per cell; a violation sets `SLOsMet=False`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
+
+    /// Where the targets' CPU and memory are read from. Defaults to the operator's
+    /// `--prometheus-url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<PrometheusSpec>,
+
+    /// What happens to the Deployments, Services and Jobs once the run is finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<Cleanup>,
+
+    /// Time limits for the steps of a cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Timeouts>,
+}
+
+/// A system under test: one container image serving HTTP.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    /// Name of the target, unique in the run; used in child object names, so it must be a
+    /// lowercase DNS label of at most 20 characters.
+    #[x_kube(validation = Rule::new("self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')").message("targets[].name must be a lowercase DNS label (a-z, 0-9, '-'), starting with a letter"))]
+    #[schemars(length(min = 1, max = 20))]
+    pub name: String,
+
+    /// Container image, e.g. `registry.example.com/bench/express:1.4`. Prefer a tag or digest
+    /// over `latest` so that runs are reproducible.
+    #[schemars(length(min = 1))]
+    pub image: String,
+
+    /// TCP port the container serves HTTP on (default 8080).
+    #[serde(default = "default_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+
+    /// Overrides the image's entrypoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+
+    /// Arguments to the entrypoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+
+    /// Environment variables of the container (e.g. `JAVA_OPTS`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvVar>,
+
+    /// HTTP path of the readiness probe, e.g. `/healthz`. When absent, readiness is a TCP
+    /// connect to `port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.startsWith('/')").message("targets[].readinessPath must start with '/'"))]
+    pub readiness_path: Option<String>,
+
+    /// Image pull policy (`Always`, `IfNotPresent`, `Never`); defaults to the operator's setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self in ['Always', 'IfNotPresent', 'Never']").message("targets[].imagePullPolicy must be Always, IfNotPresent or Never"))]
+    pub image_pull_policy: Option<String>,
+
+    /// Node labels the target pods must match.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+
+    /// Tolerations of the target pods.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+
+    /// Service account of the target pods (default: the namespace's `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
+}
+
+/// One named HTTP request.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Scenario {
+    /// Name of the scenario, unique in the run (a lowercase DNS label, at most 20 characters).
+    #[x_kube(validation = Rule::new("self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')").message("scenarios[].name must be a lowercase DNS label (a-z, 0-9, '-'), starting with a letter"))]
+    #[schemars(length(min = 1, max = 20))]
+    pub name: String,
+
+    /// HTTP method (default `GET`).
+    #[serde(default = "default_method")]
+    #[x_kube(validation = Rule::new("self in ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']").message("scenarios[].method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"))]
+    pub method: String,
+
+    /// Path and query, e.g. `/compute?n=10000`.
+    #[x_kube(validation = Rule::new("self.startsWith('/')").message("scenarios[].path must start with '/', e.g. /hello"))]
+    pub path: String,
+
+    /// Extra request headers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+
+    /// Request body (sent with `Content-Length`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// CPU and memory of a container. Limits are always set; requests default to the limits.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("isQuantity(self.cpu) && quantity(self.cpu).isGreaterThan(quantity('0'))").message("cpu must be a positive quantity such as \"500m\" or \"2\""),
+    validation = Rule::new("isQuantity(self.memory) && quantity(self.memory).isGreaterThan(quantity('0'))").message("memory must be a positive quantity such as \"512Mi\" or \"1Gi\""),
+    validation = Rule::new("!has(self.cpuRequest) || (isQuantity(self.cpuRequest) && quantity(self.cpuRequest).compareTo(quantity(self.cpu)) <= 0)").message("cpuRequest must be a quantity not above cpu (the limit): lower the request or raise the limit"),
+    validation = Rule::new("!has(self.memoryRequest) || (isQuantity(self.memoryRequest) && quantity(self.memoryRequest).compareTo(quantity(self.memory)) <= 0)").message("memoryRequest must be a quantity not above memory (the limit): lower the request or raise the limit"),
+)]
+pub struct Resources {
+    /// CPU limit, e.g. `"1"`, `"3500m"`.
+    pub cpu: String,
+    /// Memory limit, e.g. `"1Gi"`.
+    pub memory: String,
+    /// CPU request; defaults to `cpu` (Guaranteed QoS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_request: Option<String>,
+    /// Memory request; defaults to `memory`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_request: Option<String>,
+}
+
+/// The load: what the generator does in each cell.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("has(self.requests) != has(self.duration)").message("load: set exactly one of load.requests (a count) or load.duration (e.g. \"30s\")"),
+    validation = Rule::new("!has(self.rate) || has(self.duration)").message("load.rate (open model) needs load.duration instead of load.requests"),
+    validation = Rule::new("!(has(self.warmup) && has(self.warmupRequests))").message("load: set at most one of load.warmup (a duration) or load.warmupRequests (a count)"),
+    validation = Rule::new("!has(self.requests) || self.requests >= self.connections").message("load.requests must be at least load.connections so every connection sends a request"),
+)]
+pub struct Load {
+    /// Concurrent connections (closed model: requests in flight), summed over the load pods.
+    /// `matrix.connections` overrides it per cell.
+    #[serde(default = "default_connections")]
+    #[schemars(range(min = 1, max = 20000))]
+    pub connections: i32,
+
+    /// Number of measured requests per cell (closed model). Exactly one of `requests` and
+    /// `duration` must be set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100000000))]
+    pub requests: Option<i64>,
+
+    /// Measured duration per cell, e.g. `"30s"`, `"2m"` (at most 1h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('1s') && duration(self) <= duration('1h')").message("load.duration must be a duration between 1s and 1h, e.g. \"30s\""))]
+    pub duration: Option<String>,
+
+    /// Fixed request rate in requests per second over all connections (open model, latency
+    /// corrected for coordinated omission). Absent: closed model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 10000000))]
+    pub rate: Option<i64>,
+
+    /// Warm-up before each measurement, run but not recorded, as a duration (e.g. `"10s"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('0s') && duration(self) <= duration('30m')").message("load.warmup must be a duration between 0s and 30m, e.g. \"10s\""))]
+    pub warmup: Option<String>,
+
+    /// Warm-up as a request count instead of a duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 100000000))]
+    pub warmup_requests: Option<i64>,
+
+    /// HTTP keep-alive (default true). False opens a new connection per request, like `ab`
+    /// without `-k`.
+    #[serde(default = "default_true")]
+    pub keep_alive: bool,
+
+    /// Per-request timeout (default `"10s"`); a request that takes longer counts as a timeout
+    /// error.
+    #[serde(default = "default_timeout")]
+    #[x_kube(validation = Rule::new("duration(self) > duration('0s') && duration(self) <= duration('5m')").message("load.timeout must be a duration between 1ms and 5m, e.g. \"10s\""))]
+    pub timeout: String,
+
+    /// Number of load pods (default 1). Connections and rate are split evenly over them and
+    /// their results are merged exactly (histograms, not averaged percentiles).
+    #[serde(default = "default_one")]
+    #[schemars(range(min = 1, max = 16))]
+    pub pods: i32,
+
+    /// CPU and memory of each load pod (default 1 CPU, 256Mi). A load pod above ~90 % of its
+    /// CPU limit is flagged as generator-bound.
+    #[serde(default = "default_load_resources")]
+    pub resources: Resources,
+}
+
+/// The axes of the experiment. Each non-empty list replaces the corresponding single value.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Matrix {
+    /// Target names to measure (default: all of `spec.targets`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8))]
+    pub targets: Vec<String>,
+    /// Scenario names to measure (default: all of `spec.scenarios`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    pub scenarios: Vec<String>,
+    /// CPU limits to sweep, e.g. `["1", "2", "3500m"]` (requests follow the limit unless
+    /// `resources.cpuRequest` is set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    #[x_kube(validation = Rule::new("self.all(q, isQuantity(q) && quantity(q).isGreaterThan(quantity('0')))").message("matrix.cpu entries must be positive quantities such as \"500m\" or \"2\""))]
+    pub cpu: Vec<String>,
+    /// Memory limits to sweep, e.g. `["512Mi", "1Gi"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    #[x_kube(validation = Rule::new("self.all(q, isQuantity(q) && quantity(q).isGreaterThan(quantity('0')))").message("matrix.memory entries must be positive quantities such as \"512Mi\""))]
+    pub memory: Vec<String>,
+    /// Replica counts to sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    #[x_kube(validation = Rule::new("self.all(r, r >= 1 && r <= 32)").message("matrix.replicas entries must be between 1 and 32"))]
+    pub replicas: Vec<i32>,
+    /// Connection counts to sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    #[x_kube(validation = Rule::new("self.all(c, c >= 1 && c <= 20000)").message("matrix.connections entries must be between 1 and 20000"))]
+    pub connections: Vec<i32>,
+    /// Request rates (open model) to sweep; needs `load.duration`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    #[x_kube(validation = Rule::new("self.all(r, r >= 1)").message("matrix.rate entries must be at least 1 request per second"))]
+    pub rate: Vec<i64>,
+}
+
+/// Objectives per cell. All set objectives must hold for a cell to meet its SLO.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Slo {
+    /// Upper bound of the 99th-percentile latency, e.g. `"200ms"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) > duration('0s')").message("slo.p99 must be a positive duration such as \"200ms\""))]
+    pub p99: Option<String>,
+    /// Upper bound of the median latency, e.g. `"20ms"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) > duration('0s')").message("slo.p50 must be a positive duration such as \"20ms\""))]
+    pub p50: Option<String>,
+    /// Upper bound of the error rate as a percentage, e.g. `"1%"` or `"0.1%"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.matches('^[0-9]+(\\\\.[0-9]+)?%$') && double(self.replace('%', '')) <= 100.0").message("slo.errorRate must be a percentage such as \"1%\" or \"0.5%\""))]
+    pub error_rate: Option<String>,
+    /// Lower bound of the throughput in requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub min_throughput: Option<i64>,
+}
+
+/// Prometheus settings for this run.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusSpec {
+    /// Base URL of the Prometheus HTTP API, e.g. `http://prometheus.monitoring:9090`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.startsWith('http://') || self.startsWith('https://')").message("prometheus.url must start with http:// or https://"))]
+    pub url: Option<String>,
+    /// Extra instant queries evaluated at the end of each measured window; each scalar result
+    /// is stored in the cell's `extra` map under its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8))]
+    pub extra_queries: Vec<ExtraQuery>,
+}
+
+/// A PromQL query recorded per cell.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtraQuery {
+    /// Name under which the value is stored.
+    #[schemars(length(min = 1, max = 40))]
+    pub name: String,
+    /// PromQL returning one number. `$namespace`, `$pods` (a regex of the target pods) and
+    /// `$window` (the measured window, e.g. `30s`) are substituted first.
+    #[schemars(length(min = 1, max = 2000))]
+    pub query: String,
+}
+
+/// What to keep when the run is finished. Results in status and the detail ConfigMaps are
+/// always kept until the run itself is deleted.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Cleanup {
+    /// `Delete` (default): delete the Deployments, Services and Jobs when the run ends.
+    /// `KeepOnFailure`: keep them when the run failed, for debugging. `Keep`: always keep them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self in ['Delete', 'KeepOnFailure', 'Keep']").message("cleanup.policy must be Delete, KeepOnFailure or Keep"))]
+    pub policy: Option<String>,
+    /// Delete the whole BenchmarkRun this many seconds after it finished (default: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub ttl_seconds_after_finished: Option<i64>,
+}
+
+/// Time limits of a cell's steps.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeouts {
+    /// How long the target may take to become ready (default `"3m"`). Past it the cell fails
+    /// with the reason (image pull, crash loop, unschedulable, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('5s')").message("timeouts.ready must be a duration of at least 5s, e.g. \"3m\""))]
+    pub ready: Option<String>,
+    /// Extra time beyond the expected warm-up plus load duration before a load Job is
+    /// considered stuck (default `"2m"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('10s')").message("timeouts.loadGrace must be a duration of at least 10s, e.g. \"2m\""))]
+    pub load_grace: Option<String>,
+}
+
+fn default_one() -> i32 {
+    1
+}
+fn default_port() -> i32 {
+    8080
+}
+fn default_connections() -> i32 {
+    50
+}
+fn default_true() -> bool {
+    true
+}
+fn default_method() -> String {
+    "GET".into()
+}
+fn default_timeout() -> String {
+    "10s".into()
+}
+fn default_target_resources() -> Resources {
+    Resources {
+        cpu: "1".into(),
+        memory: "512Mi".into(),
+        cpu_request: None,
+        memory_request: None,
+    }
+}
+fn default_load_resources() -> Resources {
+    Resources {
+        cpu: "1".into(),
+        memory: "256Mi".into(),
+        cpu_request: None,
+        memory_request: None,
+    }
+}

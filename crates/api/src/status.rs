@@ -1,0 +1,305 @@
+//! The `BenchmarkRun` status: progress, conditions and one compact entry per measurement.
+//!
+//! Status is the record of the run and the operator's memory: together with the observed
+//! children it is all the operator needs to resume after a restart. Large detail (histograms,
+//! per-second timelines) lives in ConfigMaps owned by the run, named in `detail`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Lifecycle phases of a run.
+pub mod phase {
+    /// Accepted but not started (waiting for validation).
+    pub const PENDING: &str = "Pending";
+    /// Waiting for another measuring run to finish.
+    pub const QUEUED: &str = "Queued";
+    /// Measuring cells.
+    pub const RUNNING: &str = "Running";
+    /// Every cell was measured (individual cells may still have failed; see conditions).
+    pub const SUCCEEDED: &str = "Succeeded";
+    /// The run could not be carried out (invalid spec, or every cell failed).
+    pub const FAILED: &str = "Failed";
+}
+
+/// Condition types of a run.
+pub mod condition {
+    /// The spec passed validation (`False` with the reason and message when it did not).
+    pub const ACCEPTED: &str = "Accepted";
+    /// The run is measuring.
+    pub const RUNNING: &str = "Running";
+    /// The run finished and at least one cell was measured.
+    pub const SUCCEEDED: &str = "Succeeded";
+    /// The run failed.
+    pub const FAILED: &str = "Failed";
+    /// Every measured cell met the SLOs (absent when the spec has none).
+    pub const SLOS_MET: &str = "SLOsMet";
+    /// No validity warning was raised (`False` lists what made the results suspect).
+    pub const RESULTS_VALID: &str = "ResultsValid";
+    /// Prometheus answered (`False` when CPU and memory could not be read; load results are
+    /// still kept).
+    pub const METRICS_AVAILABLE: &str = "MetricsAvailable";
+}
+
+/// Stages of the cell being measured, recorded in `status.current.stage`.
+pub mod stage {
+    /// Applying the target Deployment and Service and waiting until all replicas are ready.
+    pub const DEPLOYING: &str = "Deploying";
+    /// The load Job runs (warm-up, then the measured window).
+    pub const LOADING: &str = "Loading";
+    /// Waiting for Prometheus to have scraped the window, then querying it.
+    pub const COLLECTING: &str = "Collecting";
+}
+
+/// Observed state of a BenchmarkRun.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BenchmarkRunStatus {
+    /// `Pending`, `Queued`, `Running`, `Succeeded` or `Failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The `metadata.generation` this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Accepted, Running, Succeeded, Failed, SLOsMet, ResultsValid, MetricsAvailable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Finished measurements over all measurements, e.g. `17/72`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// Number of measurements (cells × repeats) in the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i32>,
+    /// When the first cell started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    /// When the run finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<Time>,
+    /// The measurement in progress (absent between measurements and when finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<CurrentMeasurement>,
+    /// One entry per finished measurement, in matrix order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<CellResult>,
+    /// Headline figures of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Summary>,
+}
+
+/// Where the run is in its current measurement.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrentMeasurement {
+    /// Index of the cell in matrix order (0-based).
+    pub cell: i32,
+    /// Repeat index (0-based).
+    pub repeat: i32,
+    /// `Deploying`, `Loading` or `Collecting`.
+    pub stage: String,
+    /// When the stage began.
+    pub since: Time,
+    /// Name of the load Job, once created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+}
+
+/// The coordinates of a cell: one value per matrix axis.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Coordinates {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// CPU limit of each target pod.
+    pub cpu: String,
+    /// Memory limit of each target pod.
+    pub memory: String,
+    /// Target replicas.
+    pub replicas: i32,
+    /// Connections (over all load pods).
+    pub connections: i32,
+    /// Fixed rate in requests per second (open model); absent for the closed model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<i64>,
+}
+
+/// Errors by class, as counted by the load generator.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorCounts {
+    /// Connection refused.
+    #[serde(default)]
+    pub connect_refused: i64,
+    /// Connection attempt timed out.
+    #[serde(default)]
+    pub connect_timeout: i64,
+    /// Request timed out.
+    #[serde(default)]
+    pub timeout: i64,
+    /// Reset, read error or a body shorter than its Content-Length.
+    #[serde(default)]
+    pub read: i64,
+    /// HTTP 4xx responses.
+    #[serde(default)]
+    pub status4xx: i64,
+    /// HTTP 5xx responses.
+    #[serde(default)]
+    pub status5xx: i64,
+}
+
+/// Latency figures in milliseconds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Latency {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// CPU and memory of the target pods over the measured window (from Prometheus).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetUsage {
+    /// Average CPU in cores, summed over the target pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_cores: Option<f64>,
+    /// Peak CPU in cores (highest short-range rate in the window), summed over the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_peak_cores: Option<f64>,
+    /// Average CPU as a fraction of the pods' summed CPU limit (1.0 = at the limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_of_limit: Option<f64>,
+    /// Peak CPU as a fraction of the summed CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_peak_of_limit: Option<f64>,
+    /// Fraction of CFS periods in which the target was throttled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_throttled: Option<f64>,
+    /// Average memory working set in bytes, summed over the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_avg_bytes: Option<i64>,
+    /// Peak memory working set in bytes, summed over the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<i64>,
+    /// Average CPU of the load pods in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpu_cores: Option<f64>,
+    /// Average CPU of the load pods as a fraction of their summed CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpu_of_limit: Option<f64>,
+}
+
+/// The result of one measurement (one cell, one repeat).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CellResult {
+    /// Index of the cell in matrix order (0-based).
+    pub cell: i32,
+    /// Repeat index (0-based).
+    pub repeat: i32,
+    /// The cell's coordinates.
+    pub coordinates: Coordinates,
+    /// `Measured` or `Failed`.
+    pub outcome: String,
+    /// Why the measurement failed (image pull, crash loop, unschedulable, load Job failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Completed requests in the measured window (errors included, warm-up excluded).
+    #[serde(default)]
+    pub requests: i64,
+    /// Requests sent during the warm-up (not part of any figure).
+    #[serde(default)]
+    pub warmup_requests: i64,
+    /// Errors by class.
+    #[serde(default)]
+    pub errors: ErrorCounts,
+    /// Errors over requests, as a fraction (0.01 = 1 %).
+    #[serde(default)]
+    pub error_rate: f64,
+    /// Response bytes received.
+    #[serde(default)]
+    pub bytes: i64,
+    /// Requests per second over the measured window.
+    #[serde(default)]
+    pub throughput: f64,
+    /// Latency in milliseconds (corrected for coordinated omission in the open model).
+    #[serde(default)]
+    pub latency_ms: Latency,
+    /// Mean TCP connect time in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<f64>,
+    /// CPU time the load generator itself spent per request, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_cpu_us_per_request: Option<f64>,
+    /// Target and load-pod resource usage over the window.
+    #[serde(default)]
+    pub usage: TargetUsage,
+    /// Container restarts of the target pods during the measurement.
+    #[serde(default)]
+    pub restarts: i32,
+    /// OOM kills of the target pods during the measurement.
+    #[serde(default)]
+    pub oom_kills: i32,
+    /// Nodes the target pods ran on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_nodes: Vec<String>,
+    /// Nodes the load pods ran on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_nodes: Vec<String>,
+    /// Start of the measured window (after warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start: Option<Time>,
+    /// End of the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_end: Option<Time>,
+    /// `Met`, or `Violated` followed by what was violated; absent without SLOs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
+    /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
+    /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Values of `prometheus.extraQueries`, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
+    /// ConfigMap holding this measurement's histograms and per-second timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Headline figures of a run.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Highest throughput of any measurement, rounded to whole requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_throughput: Option<i64>,
+    /// p99 latency of that measurement, e.g. `41ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_p99: Option<String>,
+    /// Coordinates of that measurement, e.g. `express/hello cpu=1 c=100`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_cell: Option<String>,
+    /// Measurements that failed.
+    #[serde(default)]
+    pub failed: i32,
+    /// Measurements with at least one validity warning.
+    #[serde(default)]
+    pub suspect: i32,
+    /// `Met`, `Violated (n)` or absent without SLOs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
+}

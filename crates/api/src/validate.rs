@@ -1,0 +1,446 @@
+//! Validation that CEL cannot express (or that must also hold for objects created before a
+//! rule existed), producing a [`ValidatedRun`]: the only input the operator's planner and
+//! builders accept ("parse, don't validate").
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::matrix::{self, Cell};
+use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS};
+use crate::units;
+
+/// A problem with one field of the spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// Path of the field, e.g. `spec.load.duration`.
+    pub field: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Joins field errors into one condition message.
+pub fn describe(errors: &[FieldError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// How the warm-up is bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warmup {
+    /// No warm-up (flagged as `NoWarmup`).
+    None,
+    /// Run for a duration.
+    Duration(Duration),
+    /// Send a number of requests.
+    Requests(i64),
+}
+
+/// How a measurement is bounded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// A request count over all load pods.
+    Requests(i64),
+    /// A duration.
+    Duration(Duration),
+}
+
+/// Parsed resource settings: limits plus requests (defaulting to the limits).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourcePlan {
+    /// CPU limit as written.
+    pub cpu: String,
+    /// CPU limit in millicores.
+    pub cpu_millis: i64,
+    /// CPU request as written (equal to `cpu` unless set apart).
+    pub cpu_request: String,
+    /// Memory limit as written.
+    pub memory: String,
+    /// Memory limit in bytes.
+    pub memory_bytes: i64,
+    /// Memory request as written.
+    pub memory_request: String,
+}
+
+/// What happens to children when the run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CleanupPolicy {
+    /// Delete Deployments, Services and Jobs.
+    Delete,
+    /// Keep them when the run failed.
+    KeepOnFailure,
+    /// Always keep them.
+    Keep,
+}
+
+/// Parsed SLOs.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SloPlan {
+    /// Bound on p99 latency.
+    pub p99: Option<Duration>,
+    /// Bound on p50 latency.
+    pub p50: Option<Duration>,
+    /// Bound on the error rate (fraction).
+    pub error_rate: Option<f64>,
+    /// Lower bound on throughput (req/s).
+    pub min_throughput: Option<f64>,
+}
+
+/// A spec that passed validation, with every unit parsed and the matrix expanded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedRun {
+    /// The spec as written.
+    pub spec: BenchmarkRunSpec,
+    /// The cells in matrix order.
+    pub cells: Vec<Cell>,
+    /// Measurements per cell.
+    pub repeats: usize,
+    /// Measurement bound.
+    pub limit: Limit,
+    /// Warm-up bound.
+    pub warmup: Warmup,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Load pods per measurement.
+    pub load_pods: i32,
+    /// Resources of each load pod.
+    pub load_resources: ResourcePlan,
+    /// SLOs, if any.
+    pub slo: Option<SloPlan>,
+    /// Cleanup policy.
+    pub cleanup: CleanupPolicy,
+    /// Delete the run this long after it finished.
+    pub ttl_after_finished: Option<Duration>,
+    /// Readiness timeout of a target.
+    pub ready_timeout: Duration,
+    /// Grace beyond the expected load time before a Job counts as stuck.
+    pub load_grace: Duration,
+}
+
+impl ValidatedRun {
+    /// Number of measurements (cells × repeats).
+    pub fn total(&self) -> usize {
+        self.cells.len() * self.repeats
+    }
+
+    /// The resources of a cell's target pods.
+    pub fn target_resources(&self, cell: &Cell) -> ResourcePlan {
+        let r = &self.spec.resources;
+        // A swept limit replaces the limit; the request follows it unless set apart.
+        let cpu_request = match (&r.cpu_request, cell.cpu == r.cpu) {
+            (Some(req), true) => req.clone(),
+            _ => cell.cpu.clone(),
+        };
+        let memory_request = match (&r.memory_request, cell.memory == r.memory) {
+            (Some(req), true) => req.clone(),
+            _ => cell.memory.clone(),
+        };
+        ResourcePlan {
+            cpu_millis: units::cpu_millis(&cell.cpu).unwrap_or(0),
+            memory_bytes: units::memory_bytes(&cell.memory).unwrap_or(0),
+            cpu: cell.cpu.clone(),
+            memory: cell.memory.clone(),
+            cpu_request,
+            memory_request,
+        }
+    }
+
+    /// Upper bound of how long one load Job should run (warm-up + measurement), used with
+    /// `load_grace` to detect a stuck Job. Request-count limits get a generous allowance.
+    pub fn expected_load_time(&self) -> Duration {
+        let warm = match self.warmup {
+            Warmup::Duration(d) => d,
+            _ => Duration::from_secs(30),
+        };
+        let measure = match self.limit {
+            Limit::Duration(d) => d,
+            Limit::Requests(_) => Duration::from_secs(300),
+        };
+        warm + measure
+    }
+}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+fn resources(field: &str, r: &Resources, errors: &mut Vec<FieldError>) -> ResourcePlan {
+    let cpu_millis = units::cpu_millis(&r.cpu).unwrap_or_else(|e| {
+        errors.push(err(format!("{field}.cpu"), e));
+        0
+    });
+    let memory_bytes = units::memory_bytes(&r.memory).unwrap_or_else(|e| {
+        errors.push(err(format!("{field}.memory"), e));
+        0
+    });
+    if let Some(req) = &r.cpu_request {
+        match units::cpu_millis(req) {
+            Ok(m) if m > cpu_millis && cpu_millis > 0 => errors.push(err(
+                format!("{field}.cpuRequest"),
+                format!(
+                    "{req} is above the limit {}: lower the request or raise the limit",
+                    r.cpu
+                ),
+            )),
+            Err(e) => errors.push(err(format!("{field}.cpuRequest"), e)),
+            _ => {}
+        }
+    }
+    if let Some(req) = &r.memory_request {
+        match units::memory_bytes(req) {
+            Ok(b) if b > memory_bytes && memory_bytes > 0 => errors.push(err(
+                format!("{field}.memoryRequest"),
+                format!(
+                    "{req} is above the limit {}: lower the request or raise the limit",
+                    r.memory
+                ),
+            )),
+            Err(e) => errors.push(err(format!("{field}.memoryRequest"), e)),
+            _ => {}
+        }
+    }
+    ResourcePlan {
+        cpu: r.cpu.clone(),
+        cpu_millis,
+        cpu_request: r.cpu_request.clone().unwrap_or_else(|| r.cpu.clone()),
+        memory: r.memory.clone(),
+        memory_bytes,
+        memory_request: r.memory_request.clone().unwrap_or_else(|| r.memory.clone()),
+    }
+}
+
+fn parse_duration(field: &str, s: &str, errors: &mut Vec<FieldError>) -> Duration {
+    units::duration(s).unwrap_or_else(|e| {
+        errors.push(err(field, e));
+        Duration::ZERO
+    })
+}
+
+fn unique<'a>(field: &str, names: impl Iterator<Item = &'a str>, errors: &mut Vec<FieldError>) {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            errors.push(err(
+                field,
+                format!("{n:?} appears twice; names must be unique"),
+            ));
+        }
+    }
+}
+
+/// Validates a spec, returning every problem found (not just the first).
+pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let e = &mut errors;
+    if spec.targets.is_empty() {
+        e.push(err("spec.targets", "at least one target is required"));
+    }
+    if spec.scenarios.is_empty() {
+        e.push(err("spec.scenarios", "at least one scenario is required"));
+    }
+    unique(
+        "spec.targets",
+        spec.targets.iter().map(|t| t.name.as_str()),
+        e,
+    );
+    unique(
+        "spec.scenarios",
+        spec.scenarios.iter().map(|s| s.name.as_str()),
+        e,
+    );
+    for (i, t) in spec.targets.iter().enumerate() {
+        if !is_dns_label(&t.name) || t.name.len() > 20 {
+            e.push(err(
+                format!("spec.targets[{i}].name"),
+                "must be a lowercase DNS label of at most 20 characters",
+            ));
+        }
+        if t.image.trim().is_empty() {
+            e.push(err(format!("spec.targets[{i}].image"), "must not be empty"));
+        }
+    }
+    for (i, s) in spec.scenarios.iter().enumerate() {
+        if !s.path.starts_with('/') {
+            e.push(err(
+                format!("spec.scenarios[{i}].path"),
+                "must start with '/'",
+            ));
+        }
+    }
+    resources("spec.resources", &spec.resources, e);
+    let load = &spec.load;
+    let load_resources = resources("spec.load.resources", &load.resources, e);
+    let limit = match (load.requests, &load.duration) {
+        (Some(n), None) => Limit::Requests(n),
+        (None, Some(d)) => Limit::Duration(parse_duration("spec.load.duration", d, e)),
+        _ => {
+            e.push(err(
+                "spec.load",
+                "set exactly one of load.requests (a count) or load.duration (e.g. \"30s\")",
+            ));
+            Limit::Requests(0)
+        }
+    };
+    if load.rate.is_some() && load.duration.is_none() {
+        e.push(err("spec.load.rate", "the open model needs load.duration"));
+    }
+    let warmup = match (&load.warmup, load.warmup_requests) {
+        (Some(_), Some(_)) => {
+            e.push(err(
+                "spec.load",
+                "set at most one of warmup and warmupRequests",
+            ));
+            Warmup::None
+        }
+        (Some(d), None) => match parse_duration("spec.load.warmup", d, e) {
+            Duration::ZERO => Warmup::None,
+            d => Warmup::Duration(d),
+        },
+        (None, Some(n)) => Warmup::Requests(n),
+        (None, None) => Warmup::None,
+    };
+    let timeout = parse_duration("spec.load.timeout", &load.timeout, e);
+    let m = spec.matrix.clone().unwrap_or_default();
+    for n in &m.targets {
+        if !spec.targets.iter().any(|t| &t.name == n) {
+            e.push(err("spec.matrix.targets", format!("{n:?} names no target")));
+        }
+    }
+    for n in &m.scenarios {
+        if !spec.scenarios.iter().any(|s| &s.name == n) {
+            e.push(err(
+                "spec.matrix.scenarios",
+                format!("{n:?} names no scenario"),
+            ));
+        }
+    }
+    for (i, q) in m.cpu.iter().enumerate() {
+        if let Err(x) = units::cpu_millis(q) {
+            e.push(err(format!("spec.matrix.cpu[{i}]"), x));
+        }
+    }
+    for (i, q) in m.memory.iter().enumerate() {
+        if let Err(x) = units::memory_bytes(q) {
+            e.push(err(format!("spec.matrix.memory[{i}]"), x));
+        }
+    }
+    if !m.rate.is_empty() && load.duration.is_none() {
+        e.push(err(
+            "spec.matrix.rate",
+            "the open model needs load.duration",
+        ));
+    }
+    let conns: Vec<i32> = if m.connections.is_empty() {
+        vec![load.connections]
+    } else {
+        m.connections.clone()
+    };
+    for c in &conns {
+        if *c < load.pods {
+            e.push(err(
+                "spec.load.connections",
+                format!("{c} connections cannot be split over {} load pods; use at least one connection per pod", load.pods),
+            ));
+        }
+        if let Some(n) = load.requests {
+            if n < i64::from(*c) {
+                e.push(err(
+                    "spec.load.requests",
+                    format!("{n} requests is fewer than {c} connections; raise load.requests"),
+                ));
+            }
+        }
+    }
+    let repeats = spec.repeats.max(1) as usize;
+    let count = matrix::cell_count(spec);
+    if count * repeats > MAX_MEASUREMENTS {
+        e.push(err(
+            "spec.matrix",
+            format!(
+                "{count} cells × {repeats} repeats = {} measurements, more than the maximum of {MAX_MEASUREMENTS}; split the experiment into several runs",
+                count * repeats
+            ),
+        ));
+    }
+    let slo = spec.slo.as_ref().map(|s| SloPlan {
+        p99: s
+            .p99
+            .as_deref()
+            .map(|d| parse_duration("spec.slo.p99", d, e)),
+        p50: s
+            .p50
+            .as_deref()
+            .map(|d| parse_duration("spec.slo.p50", d, e)),
+        error_rate: s.error_rate.as_deref().map(|p| {
+            units::percent(p).unwrap_or_else(|x| {
+                e.push(err("spec.slo.errorRate", x));
+                0.0
+            })
+        }),
+        min_throughput: s.min_throughput.map(|t| t as f64),
+    });
+    let cleanup_spec = spec.cleanup.clone().unwrap_or_default();
+    let cleanup = match cleanup_spec.policy.as_deref() {
+        None | Some("Delete") => CleanupPolicy::Delete,
+        Some("KeepOnFailure") => CleanupPolicy::KeepOnFailure,
+        Some("Keep") => CleanupPolicy::Keep,
+        Some(other) => {
+            e.push(err(
+                "spec.cleanup.policy",
+                format!("{other:?} is not one of Delete, KeepOnFailure, Keep"),
+            ));
+            CleanupPolicy::Delete
+        }
+    };
+    let timeouts = spec.timeouts.clone().unwrap_or_default();
+    let ready_timeout = parse_duration(
+        "spec.timeouts.ready",
+        timeouts.ready.as_deref().unwrap_or("3m"),
+        e,
+    );
+    let load_grace = parse_duration(
+        "spec.timeouts.loadGrace",
+        timeouts.load_grace.as_deref().unwrap_or("2m"),
+        e,
+    );
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(ValidatedRun {
+        spec: spec.clone(),
+        cells: matrix::expand(spec),
+        repeats,
+        limit,
+        warmup,
+        timeout,
+        load_pods: load.pods.max(1),
+        load_resources,
+        slo,
+        cleanup,
+        ttl_after_finished: cleanup_spec
+            .ttl_seconds_after_finished
+            .map(|s| Duration::from_secs(s.max(0) as u64)),
+        ready_timeout,
+        load_grace,
+    })
+}
+
+fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[b.len() - 1] != b'-'
+}

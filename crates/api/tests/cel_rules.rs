@@ -1,0 +1,121 @@
+//! The CRD's CEL rules reject bad specs with a message that names the field. These run the
+//! same rules the apiserver runs, client-side (kube's `cel` feature); the end-to-end suite
+//! checks one of them against the real apiserver.
+
+use benchrun_api::BenchmarkRun;
+
+const BASE: &str = r#"
+apiVersion: benchrun.dev/v1alpha1
+kind: BenchmarkRun
+metadata: {name: t}
+spec:
+  targets: [{name: a, image: img:1}]
+  scenarios: [{name: hello, path: /hello}]
+  resources: {cpu: "1", memory: 1Gi}
+  load: {connections: 10, duration: 10s}
+"#;
+
+fn with(patch: &str) -> BenchmarkRun {
+    let mut v: serde_json::Value = serde_yaml::from_str(BASE).unwrap();
+    let p: serde_json::Value = serde_yaml::from_str(patch).unwrap();
+    merge(&mut v["spec"], &p);
+    serde_json::from_value(v).unwrap()
+}
+
+fn merge(a: &mut serde_json::Value, b: &serde_json::Value) {
+    match (a, b) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
+
+fn rejected_with(patch: &str, needle: &str) {
+    let run = with(patch);
+    let err = run
+        .validate_cel()
+        .expect_err(&format!("CEL accepted {patch}"));
+    let text = format!("{err:?}");
+    assert!(
+        text.contains(needle),
+        "message for {patch} was {text}, wanted {needle:?}"
+    );
+}
+
+#[test]
+fn base_spec_is_accepted() {
+    with("{}").validate_cel().unwrap();
+}
+
+#[test]
+fn duration_and_count_together_are_rejected() {
+    rejected_with(
+        "{load: {requests: 1000}}",
+        "set exactly one of load.requests",
+    );
+}
+
+#[test]
+fn rate_without_duration_is_rejected() {
+    rejected_with(
+        "{load: {duration: null, requests: 100, rate: 50}}",
+        "load.rate (open model) needs load.duration",
+    );
+}
+
+#[test]
+fn duplicate_target_names_are_rejected() {
+    rejected_with(
+        "{targets: [{name: a, image: x}, {name: a, image: y}]}",
+        "targets: names must be unique",
+    );
+}
+
+#[test]
+fn limit_below_request_is_rejected() {
+    rejected_with(
+        "{resources: {cpu: 500m, memory: 1Gi, cpuRequest: \"1\"}}",
+        "cpuRequest must be a quantity not above cpu",
+    );
+}
+
+#[test]
+fn matrix_naming_an_unknown_target_is_rejected() {
+    rejected_with(
+        "{matrix: {targets: [nope]}}",
+        "matrix.targets: every entry must name",
+    );
+}
+
+#[test]
+fn oversized_matrix_is_rejected() {
+    rejected_with(
+        "{matrix: {connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"], replicas: [1,2,3,4,5]}}",
+        "the matrix is too large",
+    );
+}
+
+#[test]
+fn bad_duration_is_rejected() {
+    rejected_with(
+        "{load: {duration: 0s}}",
+        "load.duration must be a duration between 1s and 1h",
+    );
+}
+
+#[test]
+fn spec_changes_after_start_are_rejected() {
+    let old = with("{}");
+    let mut old_json = serde_json::to_value(&old).unwrap();
+    old_json["status"] = serde_json::json!({"phase": "Running"});
+    let old: BenchmarkRun = serde_json::from_value(old_json).unwrap();
+    let mut new = old.clone();
+    new.spec.load.connections = 20;
+    let err = new
+        .validate_cel_update(&old)
+        .expect_err("spec change accepted");
+    assert!(format!("{err:?}").contains("spec is immutable once the run has started"));
+}

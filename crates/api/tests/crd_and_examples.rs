@@ -1,0 +1,51 @@
+//! Repository consistency: the committed CRD is the generated one, and every example parses,
+//! validates and passes the CRD's CEL rules.
+
+use std::path::{Path, PathBuf};
+
+use benchrun_api::{validate, BenchmarkRun};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn committed_crd_matches_generated() {
+    let committed = std::fs::read_to_string(repo().join("crds/benchmarkrun.yaml"))
+        .expect("crds/benchmarkrun.yaml exists");
+    assert!(
+        committed == benchrun_api::crd_yaml(),
+        "crds/benchmarkrun.yaml is stale: run `make crds` and commit it"
+    );
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
+        .expect("examples/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_example_parses_validates_and_passes_cel() {
+    let files = examples();
+    assert!(!files.is_empty(), "examples/ holds no YAML");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let run: BenchmarkRun = serde_yaml::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} does not parse: {e}", f.display()));
+        if let Err(errs) = validate(&run.spec) {
+            panic!(
+                "{} is invalid: {}",
+                f.display(),
+                benchrun_api::validate::describe(&errs)
+            );
+        }
+        if let Err(e) = run.validate_cel() {
+            panic!("{} fails the CRD's CEL rules: {e:?}", f.display());
+        }
+    }
+}
