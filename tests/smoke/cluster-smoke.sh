@@ -116,7 +116,8 @@ fi
 if wait_until 60 is_phase web Running; then
   ip=$(k get service web -o 'jsonpath={.spec.clusterIP}')
   wait_until 30 bash -c "kubectl -n $NS get endpointslices -l kubernetes.io/service-name=web -o jsonpath='{.items[*].endpoints[*].addresses[*]}' | grep -q ." || true
-  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do if out=\$(wget -q -T 3 -O- http://$ip/); then echo \"GOT \$out\"; break; fi; sleep 1; done; echo APISERVER; wget -T 3 -O- http://10.96.0.1:443/ 2>&1 | head -3"
+  # Debian's busybox-static wget segfaults (even on the host), so speak HTTP/1.0 with nc.
+  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do out=\$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $ip 80); case \$out in *hello-benchrun*) echo GOT hello-benchrun; break;; esac; sleep 1; done; echo APISERVER; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.96.0.1 443 | head -1"
   if wait_until 60 bash -c "p=\$(kubectl -n $NS get pod client -o jsonpath='{.status.phase}'); [ \"\$p\" = Succeeded ] || [ \"\$p\" = Failed ]"; then
     out=$(k logs client 2>&1)
     if grep -q 'GOT hello-benchrun' <<<"$out"; then ok "pod -> Service web ($ip:80) -> httpd pod: got 'hello-benchrun'"
