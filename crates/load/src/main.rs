@@ -1,1 +1,162 @@
-fn main() {}
+//! `benchrun-load`: command-line front end of the library (parse → config → run → print).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use benchrun_load::config::{parse_duration, parse_header, parse_warmup};
+use benchrun_load::{merge, report, run, Config, Limit, LoadResult, Target};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// HTTP/1.1 load generator: closed model (like wrk/ab) or open model at a fixed rate
+/// (like wrk2, with coordinated-omission-corrected latency).
+#[derive(Parser, Debug)]
+#[command(
+    name = "benchrun-load",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Merge result JSON files (from several load pods) and print the merged JSON.
+    Merge {
+        /// Result files written with `--output json`.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+    },
+}
+
+#[derive(Args, Debug)]
+struct LoadArgs {
+    /// Target URL (http://host[:port][/path]).
+    url: Option<String>,
+    /// Number of concurrent connections.
+    #[arg(short = 'c', long, default_value_t = 50)]
+    connections: usize,
+    /// Total number of requests (exact). Conflicts with --duration.
+    #[arg(short = 'n', long, conflicts_with = "duration")]
+    requests: Option<u64>,
+    /// Duration of the measured window, e.g. 10s, 500ms, 2m (default 10s).
+    #[arg(short = 'd', long)]
+    duration: Option<String>,
+    /// Open model: total request rate per second, spread over the connections. Needs -d.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Warm-up before measuring: a duration (5s) or a request count (1000).
+    #[arg(long)]
+    warmup: Option<String>,
+    /// Per-request timeout, connect included.
+    #[arg(long, default_value = "10s")]
+    timeout: String,
+    /// Open a new connection for every request and send `Connection: close`.
+    #[arg(long)]
+    no_keepalive: bool,
+    /// Extra request header "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header")]
+    headers: Vec<String>,
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    method: String,
+    /// Request body.
+    #[arg(long)]
+    body: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+    /// Event-loop threads (default: CPUs available to this process).
+    #[arg(short = 't', long)]
+    threads: Option<usize>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Some(Command::Merge { files }) => merge_files(&files),
+        None => run_load(cli.load),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("benchrun-load: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
+    let url = a.url.context("missing URL (see --help)")?;
+    let mut c = Config::new(Target::parse(&url)?);
+    c.connections = a.connections;
+    if let Some(t) = a.threads {
+        c.threads = t;
+    }
+    c.limit = match (a.requests, &a.duration) {
+        (Some(_), Some(_)) => anyhow::bail!("give either -n or -d, not both"),
+        (Some(n), None) => Limit::Requests(n),
+        (None, Some(d)) => Limit::Duration(parse_duration(d)?),
+        (None, None) if a.rate.is_some() => anyhow::bail!("--rate needs a duration (-d)"),
+        (None, None) => Limit::Duration(std::time::Duration::from_secs(10)),
+    };
+    c.rate = a.rate;
+    if let Some(w) = &a.warmup {
+        c.warmup = parse_warmup(w)?;
+    }
+    c.timeout = parse_duration(&a.timeout)?;
+    c.keepalive = !a.no_keepalive;
+    c.headers = a
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<_, _>>()?;
+    c.method = a.method.to_ascii_uppercase();
+    c.body = a.body.map(String::into_bytes);
+    // SAFETY: isatty only inspects the file descriptor.
+    c.progress = unsafe { libc::isatty(2) } == 1;
+    c.validate()?;
+    Ok((c, a.output))
+}
+
+fn run_load(args: LoadArgs) -> anyhow::Result<()> {
+    let (config, output) = config_from(args)?;
+    benchrun_load::signal::install_handlers();
+    let result = run(&config)?;
+    print(&result, output)
+}
+
+fn print(result: &LoadResult, output: Output) -> anyhow::Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match output {
+        Output::Json => {
+            serde_json::to_writer_pretty(&mut out, result)?;
+            writeln!(out)?;
+        }
+        Output::Text => report::write_text(result, &mut out)?,
+    }
+    Ok(())
+}
+
+fn merge_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    let mut results = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("failed to read {}", f.display()))?;
+        let r: LoadResult = serde_json::from_str(&text)
+            .with_context(|| format!("failed to parse {}", f.display()))?;
+        results.push(r);
+    }
+    print(&merge(&results)?, Output::Json)
+}

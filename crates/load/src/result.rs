@@ -368,7 +368,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         latency_uncorrected: uncorrected.as_ref().map(hist::encode),
         connect: hist::encode(&connect),
     };
-    out.timeline = merge_timelines(results)?;
+    out.timeline = merge_timeline_entries(results.iter().flat_map(|r| &r.timeline))?;
     Ok(out)
 }
 
@@ -378,9 +378,12 @@ fn lag_total(r: &LoadResult) -> f64 {
         .map_or(0.0, |l| l.mean_us * l.count as f64)
 }
 
-fn merge_timelines(results: &[LoadResult]) -> Result<Vec<TimelineEntry>> {
+/// Merges timeline entries by absolute second (their histograms exactly).
+pub(crate) fn merge_timeline_entries<'a>(
+    entries: impl Iterator<Item = &'a TimelineEntry>,
+) -> Result<Vec<TimelineEntry>> {
     let mut by_second: BTreeMap<u64, (u64, u64, Histogram<u64>)> = BTreeMap::new();
-    for entry in results.iter().flat_map(|r| &r.timeline) {
+    for entry in entries {
         let h = hist::decode(&entry.histogram)?;
         let slot = by_second
             .entry(entry.second)
@@ -423,3 +426,14 @@ pub fn timeline_entry(
 #[cfg(test)]
 #[path = "result_tests.rs"]
 mod tests;
+
+/// Test helpers shared with other modules' unit tests.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::result_from;
+
+    /// A small closed-model result with one 500.
+    pub(crate) fn sample() -> super::LoadResult {
+        result_from(&[100, 200, 300], 1_000, 2_000, 1)
+    }
+}

@@ -1,6 +1,6 @@
 use super::*;
 
-fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u64) -> LoadResult {
+pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u64) -> LoadResult {
     let mut h = hist::new_latency();
     let mut t = hist::new_timeline();
     for &s in samples {

@@ -1,0 +1,364 @@
+//! Run configuration: the validated input of [`crate::run`], plus parsers for the
+//! command-line forms of URLs, durations and warm-up specs. Pure: no I/O except name
+//! resolution in [`Target::parse`].
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Exactly this many requests are sent in total across all connections.
+    Requests(u64),
+    /// New requests are sent until this much time has passed; in-flight ones then finish.
+    Duration(Duration),
+}
+
+/// The warm-up phase, run before the measured window and not recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    /// No warm-up.
+    None,
+    /// Warm up for this long.
+    Duration(Duration),
+    /// Warm up with this many requests in total.
+    Requests(u64),
+}
+
+/// A parsed `http://host[:port][/path]` target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The URL as given.
+    pub url: String,
+    /// Host as written in the URL (used for the `Host` header).
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// Path and query, at least `/`.
+    pub path: String,
+    /// Resolved address to connect to.
+    pub addr: SocketAddr,
+}
+
+impl Target {
+    /// Parses and resolves a URL. Only plain `http://` is supported.
+    pub fn parse(url: &str) -> Result<Self> {
+        let bad = |reason: &str| Error::InvalidUrl {
+            url: url.to_string(),
+            reason: reason.into(),
+        };
+        let rest = if let Some(rest) = url.strip_prefix("http://") {
+            rest
+        } else if url.starts_with("https://") {
+            return Err(bad("https is not supported (plain http only)"));
+        } else {
+            return Err(bad("expected http://host[:port][/path]"));
+        };
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        if authority.contains('@') {
+            return Err(bad("user information in URLs is not supported"));
+        }
+        let (host, port) = split_host_port(authority).ok_or_else(|| bad("invalid host or port"))?;
+        if host.is_empty() {
+            return Err(bad("missing host"));
+        }
+        let lookup = format!("{}:{port}", host);
+        let addr = lookup
+            .to_socket_addrs()
+            .map_err(|e| Error::Resolve {
+                host: host.to_string(),
+                reason: e.to_string(),
+            })?
+            .next()
+            .ok_or_else(|| Error::Resolve {
+                host: host.to_string(),
+                reason: "no address".into(),
+            })?;
+        let host_header = if port == 80 {
+            host.to_string()
+        } else {
+            format!("{host}:{port}")
+        };
+        Ok(Target {
+            url: url.to_string(),
+            host: host_header,
+            port,
+            path,
+            addr,
+        })
+    }
+}
+
+/// Splits `host[:port]` or `[v6][:port]`; the host keeps its brackets.
+fn split_host_port(authority: &str) -> Option<(&str, u16)> {
+    if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let host = &authority[..=end];
+        return match &authority[end + 1..] {
+            "" => Some((host, 80)),
+            p => Some((host, p.strip_prefix(':')?.parse().ok()?)),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) => Some((h, p.parse().ok()?)),
+        None => Some((authority, 80)),
+    }
+}
+
+/// Everything [`crate::run`] needs. Build it with [`Config::new`] and adjust the fields.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The target.
+    pub target: Target,
+    /// Number of connections (≥ 1).
+    pub connections: usize,
+    /// Number of event-loop threads (≥ 1; capped at `connections`).
+    pub threads: usize,
+    /// When the measured phase ends.
+    pub limit: Limit,
+    /// Open model: total requests per second across all connections.
+    pub rate: Option<f64>,
+    /// Warm-up before the measured window.
+    pub warmup: Warmup,
+    /// Per-request timeout (connect included).
+    pub timeout: Duration,
+    /// Reuse connections between requests (HTTP keep-alive).
+    pub keepalive: bool,
+    /// HTTP method.
+    pub method: String,
+    /// Extra request headers as (name, value).
+    pub headers: Vec<(String, String)>,
+    /// Request body.
+    pub body: Option<Vec<u8>>,
+    /// Print a progress line on stderr once a second.
+    pub progress: bool,
+}
+
+impl Config {
+    /// A closed-model config with 50 connections, 10 s, keep-alive, GET, 10 s timeout and
+    /// one thread per available CPU (which respects affinity and cgroup quotas).
+    pub fn new(target: Target) -> Self {
+        Config {
+            target,
+            connections: 50,
+            threads: default_threads(),
+            limit: Limit::Duration(Duration::from_secs(10)),
+            rate: None,
+            warmup: Warmup::None,
+            timeout: Duration::from_secs(10),
+            keepalive: true,
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            progress: false,
+        }
+    }
+
+    /// Checks the combination of settings; [`crate::run`] calls it first.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::InvalidConfig(m.into()));
+        if self.connections == 0 {
+            return bad("connections must be at least 1");
+        }
+        if self.threads == 0 {
+            return bad("threads must be at least 1");
+        }
+        match self.limit {
+            Limit::Requests(0) => return bad("requests must be at least 1"),
+            Limit::Duration(d) if d.is_zero() => return bad("duration must be positive"),
+            _ => {}
+        }
+        if let Some(rate) = self.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                return bad("rate must be a positive number of requests per second");
+            }
+            if !matches!(self.limit, Limit::Duration(_)) {
+                return bad("--rate needs a duration (-d), not a request count");
+            }
+        }
+        if self.timeout.is_zero() {
+            return bad("timeout must be positive");
+        }
+        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return bad("method must be a token like GET or POST");
+        }
+        for (k, v) in &self.headers {
+            if k.is_empty() || k.contains([':', '\r', '\n', ' ']) || v.contains(['\r', '\n']) {
+                return bad("invalid header");
+            }
+        }
+        Ok(())
+    }
+
+    /// The request bytes, serialized once and sent as-is for every request.
+    pub fn request_bytes(&self) -> Vec<u8> {
+        let mut r = format!("{} {} HTTP/1.1\r\n", self.method, self.target.path);
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        if !has("host") {
+            r.push_str(&format!("Host: {}\r\n", self.target.host));
+        }
+        if !has("user-agent") {
+            r.push_str(concat!(
+                "User-Agent: benchrun-load/",
+                env!("CARGO_PKG_VERSION"),
+                "\r\n"
+            ));
+        }
+        if !has("accept") {
+            r.push_str("Accept: */*\r\n");
+        }
+        for (k, v) in &self.headers {
+            r.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if !self.keepalive {
+            r.push_str("Connection: close\r\n");
+        }
+        if let Some(body) = &self.body {
+            if !has("content-length") {
+                r.push_str(&format!("Content-Length: {}\r\n", body.len()));
+            }
+        }
+        r.push_str("\r\n");
+        let mut bytes = r.into_bytes();
+        bytes.extend_from_slice(self.body.as_deref().unwrap_or_default());
+        bytes
+    }
+}
+
+/// Threads to use by default: `available_parallelism` (affinity- and cgroup-aware).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Parses a duration such as `10s`, `500ms`, `2m`, `1h`, `250us` or `1.5s`.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let bad = || Error::InvalidValue {
+        value: text.to_string(),
+        reason: "expected a duration like 10s, 500ms or 2m".into(),
+    };
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(bad)?;
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "us" | "µs" => n / 1e6,
+        "ms" => n / 1e3,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(bad()),
+    };
+    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a warm-up spec: a duration (`5s`) or a plain request count (`1000`).
+pub fn parse_warmup(text: &str) -> Result<Warmup> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u64 = t.parse().map_err(|_| Error::InvalidValue {
+            value: text.to_string(),
+            reason: "request count out of range".into(),
+        })?;
+        return Ok(if n == 0 {
+            Warmup::None
+        } else {
+            Warmup::Requests(n)
+        });
+    }
+    let d = parse_duration(t)?;
+    Ok(if d.is_zero() {
+        Warmup::None
+    } else {
+        Warmup::Duration(d)
+    })
+}
+
+/// Parses a `Name: value` header.
+pub fn parse_header(text: &str) -> Result<(String, String)> {
+    let (k, v) = text.split_once(':').ok_or_else(|| Error::InvalidValue {
+        value: text.to_string(),
+        reason: "expected a header like \"Name: value\"".into(),
+    })?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_in_common_units() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn warmup_is_a_duration_or_a_count() {
+        assert_eq!(
+            parse_warmup("5s").unwrap(),
+            Warmup::Duration(Duration::from_secs(5))
+        );
+        assert_eq!(parse_warmup("1000").unwrap(), Warmup::Requests(1000));
+        assert_eq!(parse_warmup("0").unwrap(), Warmup::None);
+        assert!(parse_warmup("five").is_err());
+    }
+
+    #[test]
+    fn urls_parse_and_https_is_rejected() {
+        let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
+        assert_eq!(
+            (t.port, t.path.as_str(), t.host.as_str()),
+            (8080, "/a?b=1", "127.0.0.1:8080")
+        );
+        let t = Target::parse("http://127.0.0.1").unwrap();
+        assert_eq!((t.port, t.path.as_str()), (80, "/"));
+        assert!(Target::parse("https://127.0.0.1/").is_err());
+        assert!(Target::parse("ftp://x/").is_err());
+        assert!(Target::parse("http://127.0.0.1:99999/").is_err());
+        assert!(Target::parse("http://[::1]:8080/").is_ok());
+    }
+
+    #[test]
+    fn rate_without_duration_and_zero_connections_are_rejected() {
+        let mut c = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        assert!(c.validate().is_ok());
+        c.connections = 0;
+        assert!(c.validate().is_err());
+        c.connections = 1;
+        c.rate = Some(10.0);
+        c.limit = Limit::Requests(10);
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn request_is_serialized_once_with_close_when_keepalive_is_off() {
+        let mut c = Config::new(Target::parse("http://127.0.0.1:8080/x").unwrap());
+        c.keepalive = false;
+        c.method = "POST".into();
+        c.body = Some(b"hi".to_vec());
+        let r = String::from_utf8(c.request_bytes()).unwrap();
+        assert!(r.starts_with("POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
+        assert!(r.contains("Connection: close\r\n"));
+        assert!(r.ends_with("Content-Length: 2\r\n\r\nhi"));
+    }
+}

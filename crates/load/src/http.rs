@@ -1,0 +1,272 @@
+//! A minimal incremental HTTP/1.1 response parser: status line and headers via httparse,
+//! bodies framed by Content-Length, chunked encoding or connection close. Body bytes are
+//! counted, never stored; a head split across reads is kept in a reused buffer.
+
+/// What the parser made of the bytes fed so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The response is not complete yet.
+    NeedMore,
+    /// The response is complete.
+    Done {
+        /// Status code.
+        status: u16,
+        /// The server will close the connection (or already did).
+        close: bool,
+    },
+    /// The bytes are not a valid HTTP/1.x response.
+    Invalid,
+    /// The connection closed before the head was complete.
+    ClosedInHead,
+    /// The connection closed before the body was complete.
+    ClosedInBody,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    Size {
+        val: u64,
+        digits: u8,
+    },
+    Ext {
+        val: u64,
+    },
+    Data(u64),
+    DataCr,
+    DataLf,
+    /// After the last chunk: `empty` is true at the start of a trailer line.
+    Trailer {
+        empty: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    Length(u64),
+    Chunked(Chunk),
+    UntilEof,
+}
+
+/// Incremental parser for one response at a time; [`ResponseParser::reset`] before reuse.
+#[derive(Debug)]
+pub struct ResponseParser {
+    head: Vec<u8>,
+    state: State,
+    status: u16,
+    close: bool,
+    no_body: bool,
+}
+
+const MAX_HEAD: usize = 64 * 1024;
+
+impl ResponseParser {
+    /// A parser for responses to requests with the given method (`HEAD` has no body).
+    pub fn new(method: &str) -> Self {
+        ResponseParser {
+            head: Vec::new(),
+            state: State::Head,
+            status: 0,
+            close: false,
+            no_body: method.eq_ignore_ascii_case("HEAD"),
+        }
+    }
+
+    /// Prepares for the next response on the same or a new connection.
+    pub fn reset(&mut self) {
+        self.head.clear();
+        self.state = State::Head;
+        self.status = 0;
+        self.close = false;
+    }
+
+    /// Feeds freshly read bytes. Bytes after a complete response are ignored.
+    pub fn feed(&mut self, mut data: &[u8]) -> Progress {
+        loop {
+            match self.state {
+                State::Head => {
+                    let used = if self.head.is_empty() {
+                        match self.parse_head(data) {
+                            Ok(Some(n)) => n,
+                            Ok(None) => {
+                                self.head.extend_from_slice(data);
+                                return Progress::NeedMore;
+                            }
+                            Err(()) => return Progress::Invalid,
+                        }
+                    } else {
+                        let before = self.head.len();
+                        self.head.extend_from_slice(data);
+                        let head = std::mem::take(&mut self.head);
+                        let parsed = self.parse_head(&head);
+                        self.head = head;
+                        match parsed {
+                            Ok(Some(n)) => {
+                                self.head.clear();
+                                n - before
+                            }
+                            Ok(None) if self.head.len() > MAX_HEAD => return Progress::Invalid,
+                            Ok(None) => return Progress::NeedMore,
+                            Err(()) => return Progress::Invalid,
+                        }
+                    };
+                    data = &data[used..];
+                }
+                State::Length(0) => return self.done(),
+                State::Length(left) => {
+                    let n = left.min(data.len() as u64);
+                    self.state = State::Length(left - n);
+                    if left == n {
+                        return self.done();
+                    }
+                    return Progress::NeedMore;
+                }
+                State::Chunked(c) => return self.feed_chunked(c, data),
+                State::UntilEof => return Progress::NeedMore,
+            }
+        }
+    }
+
+    /// Reports that the peer closed the connection.
+    pub fn eof(&mut self) -> Progress {
+        match self.state {
+            State::Head => Progress::ClosedInHead,
+            State::UntilEof => {
+                self.close = true;
+                self.done()
+            }
+            State::Length(0) => self.done(),
+            _ => Progress::ClosedInBody,
+        }
+    }
+
+    fn done(&mut self) -> Progress {
+        Progress::Done {
+            status: self.status,
+            close: self.close,
+        }
+    }
+
+    /// Parses a complete head if `buf` holds one: returns its length and sets the state.
+    fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, ()> {
+        let mut headers = [httparse::EMPTY_HEADER; 48];
+        let mut resp = httparse::Response::new(&mut headers);
+        let n = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(()),
+        };
+        let status = resp.code.ok_or(())?;
+        if (100..200).contains(&status) {
+            // Interim response (e.g. 100 Continue): skip it and parse the final one.
+            let rest = &buf[n..];
+            return Ok(self.parse_head(rest)?.map(|m| n + m));
+        }
+        let mut close = resp.version == Some(0);
+        let mut length = None;
+        let mut chunked = false;
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let v = std::str::from_utf8(h.value).map_err(|_| ())?;
+                length = Some(v.trim().parse::<u64>().map_err(|_| ())?);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = contains_token(h.value, b"chunked");
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                if contains_token(h.value, b"close") {
+                    close = true;
+                } else if contains_token(h.value, b"keep-alive") {
+                    close = false;
+                }
+            }
+        }
+        self.status = status;
+        self.close = close;
+        self.state = if self.no_body || status == 204 || status == 304 {
+            State::Length(0)
+        } else if chunked {
+            State::Chunked(Chunk::Size { val: 0, digits: 0 })
+        } else if let Some(len) = length {
+            State::Length(len)
+        } else {
+            State::UntilEof
+        };
+        Ok(Some(n))
+    }
+
+    fn feed_chunked(&mut self, mut c: Chunk, data: &[u8]) -> Progress {
+        let mut i = 0;
+        while i < data.len() {
+            if let Chunk::Data(left) = c {
+                let n = left.min((data.len() - i) as u64);
+                i += n as usize;
+                c = if n == left {
+                    Chunk::DataCr
+                } else {
+                    Chunk::Data(left - n)
+                };
+                continue;
+            }
+            let b = data[i];
+            c = match c {
+                Chunk::Data(_) => unreachable!("handled above"),
+                Chunk::Size { val, digits } => match hex(b) {
+                    Some(d) if digits < 15 => Chunk::Size {
+                        val: val * 16 + d,
+                        digits: digits + 1,
+                    },
+                    Some(_) => return Progress::Invalid,
+                    None if digits == 0 => return Progress::Invalid,
+                    None if b == b'\n' => after_size(val),
+                    None if b == b'\r' || b == b';' || b == b' ' || b == b'\t' => {
+                        Chunk::Ext { val }
+                    }
+                    None => return Progress::Invalid,
+                },
+                Chunk::Ext { val } => {
+                    if b == b'\n' {
+                        after_size(val)
+                    } else {
+                        Chunk::Ext { val }
+                    }
+                }
+                Chunk::DataCr if b == b'\r' => Chunk::DataLf,
+                Chunk::DataCr | Chunk::DataLf if b == b'\n' => Chunk::Size { val: 0, digits: 0 },
+                Chunk::DataCr | Chunk::DataLf => return Progress::Invalid,
+                Chunk::Trailer { empty } => match b {
+                    b'\n' if empty => {
+                        self.state = State::Length(0);
+                        return self.done();
+                    }
+                    b'\n' => Chunk::Trailer { empty: true },
+                    b'\r' => Chunk::Trailer { empty },
+                    _ => Chunk::Trailer { empty: false },
+                },
+            };
+            i += 1;
+        }
+        self.state = State::Chunked(c);
+        Progress::NeedMore
+    }
+}
+
+fn after_size(val: u64) -> Chunk {
+    if val == 0 {
+        Chunk::Trailer { empty: true }
+    } else {
+        Chunk::Data(val)
+    }
+}
+
+fn hex(b: u8) -> Option<u64> {
+    (b as char).to_digit(16).map(u64::from)
+}
+
+fn contains_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+//! Human-readable rendering of a [`LoadResult`], in the spirit of ApacheBench's summary.
+//! Pure: writes into any `impl Write`.
+
+use std::io::{self, Write};
+
+use crate::result::{LatencyStats, LoadResult, Model};
+
+fn ms(us: impl Into<f64>) -> f64 {
+    us.into() / 1000.0
+}
+
+/// Writes the human summary of `r` to `w`.
+pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
+    writeln!(w, "Target:                 {} {}", r.method, r.url)?;
+    let model = match (r.model, r.rate) {
+        (Model::Open, Some(rate)) => format!("open, {rate} req/s"),
+        _ => "closed".to_string(),
+    };
+    writeln!(w, "Model:                  {model}")?;
+    let ka = if r.keepalive {
+        "keep-alive"
+    } else {
+        "no keep-alive"
+    };
+    writeln!(
+        w,
+        "Connections:            {} ({ka}, {} threads)",
+        r.connections, r.threads
+    )?;
+    writeln!(w)?;
+    writeln!(w, "Time taken for tests:   {:.3} seconds", r.duration)?;
+    writeln!(w, "Complete requests:      {}", r.requests)?;
+    writeln!(w, "Successful requests:    {}", r.successes)?;
+    writeln!(w, "Failed requests:        {}", r.errors.total)?;
+    let e = &r.errors;
+    let classes = [
+        ("connect refused", e.connect_refused),
+        ("connect timeout", e.connect_timeout),
+        ("connect other", e.connect_other),
+        ("timeout", e.timeout),
+        ("read", e.read),
+        ("body mismatch", e.body_mismatch),
+        ("protocol", e.protocol),
+        ("status 4xx", e.status_4xx),
+        ("status 5xx", e.status_5xx),
+    ];
+    for (name, n) in classes.iter().filter(|(_, n)| *n > 0) {
+        writeln!(w, "   ({name}: {n})")?;
+    }
+    for (code, n) in &e.status_codes {
+        writeln!(w, "   (HTTP {code}: {n})")?;
+    }
+    if r.warmup_requests > 0 {
+        writeln!(
+            w,
+            "Warm-up requests:       {} (not counted)",
+            r.warmup_requests
+        )?;
+    }
+    writeln!(w, "Total transferred:      {} bytes", r.bytes)?;
+    writeln!(
+        w,
+        "Requests per second:    {:.2} [#/sec] (mean)",
+        r.throughput
+    )?;
+    writeln!(
+        w,
+        "Time per request:       {:.3} [ms] (mean)",
+        ms(r.latency.mean_us)
+    )?;
+    let kb = if r.duration > 0.0 {
+        r.bytes as f64 / 1024.0 / r.duration
+    } else {
+        0.0
+    };
+    writeln!(w, "Transfer rate:          {kb:.2} [Kbytes/sec] received")?;
+    let cpu = &r.cpu;
+    writeln!(
+        w,
+        "Generator CPU:          {:.3} s user, {:.3} s sys, {:.2} µs/request",
+        cpu.user_us as f64 / 1e6,
+        cpu.system_us as f64 / 1e6,
+        cpu.us_per_request
+    )?;
+    if let Some(lag) = &r.schedule_lag {
+        writeln!(
+            w,
+            "Schedule lag:           mean {:.3} ms, max {:.3} ms",
+            ms(lag.mean_us),
+            ms(lag.max_us as f64)
+        )?;
+    }
+    writeln!(w)?;
+    writeln!(w, "Connection Times (ms)")?;
+    writeln!(w, "              min   mean[+/-sd] median     max")?;
+    stats_row(&mut w, "Connect:", &r.connect)?;
+    let label = if r.model == Model::Open {
+        "Total (CO):"
+    } else {
+        "Total:"
+    };
+    stats_row(&mut w, label, &r.latency)?;
+    if let Some(u) = &r.latency_uncorrected {
+        stats_row(&mut w, "Service:", u)?;
+    }
+    writeln!(w)?;
+    writeln!(
+        w,
+        "Percentage of the requests served within a certain time (ms)"
+    )?;
+    let l = &r.latency;
+    let rows = [
+        ("50%", l.p50_us),
+        ("75%", l.p75_us),
+        ("90%", l.p90_us),
+        ("99%", l.p99_us),
+        ("99.9%", l.p999_us),
+        ("99.99%", l.p9999_us),
+        ("100%", l.max_us),
+    ];
+    for (p, v) in rows {
+        let tail = if p == "100%" {
+            " (longest request)"
+        } else {
+            ""
+        };
+        writeln!(w, "  {p:>6}  {:>10.3}{tail}", ms(v as f64))?;
+    }
+    if r.model == Model::Open {
+        if let Some(u) = &r.latency_uncorrected {
+            writeln!(
+                w,
+                "  (uncorrected service time: p50 {:.3}, p99 {:.3}, max {:.3})",
+                ms(u.p50_us as f64),
+                ms(u.p99_us as f64),
+                ms(u.max_us as f64)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn stats_row(w: &mut impl Write, label: &str, s: &LatencyStats) -> io::Result<()> {
+    writeln!(
+        w,
+        "{label:<11} {:>7.2} {:>7.2} {:>6.2} {:>7.2} {:>8.2}",
+        ms(s.min_us as f64),
+        ms(s.mean_us),
+        ms(s.stdev_us),
+        ms(s.p50_us as f64),
+        ms(s.max_us as f64)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{merge, tests_support::sample};
+
+    #[test]
+    fn text_summary_has_the_ab_percentage_table() {
+        let r = merge(&[sample()]).unwrap();
+        let mut out = Vec::new();
+        write_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Percentage of the requests served within a certain time (ms)"));
+        assert!(text.contains("Complete requests:      3"));
+        assert!(text.contains("(HTTP 500: 1)"));
+        assert!(text.contains("(longest request)"));
+    }
+}

@@ -1,0 +1,259 @@
+//! [`run`]: spreads the connections over event-loop threads, runs the warm-up and the
+//! measured phase, and folds the threads' measurements into one [`LoadResult`].
+
+use std::io::Write as _;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::config::{Config, Limit, Warmup};
+use crate::error::{Error, Result};
+use crate::hist;
+use crate::recorder::Recorder;
+use crate::result::{
+    self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScheduleLag, SCHEMA,
+};
+use crate::worker::{Phase, Worker, WorkerSettings};
+
+/// What a worker thread hands back: its measured-phase recorder and warm-up send count.
+type WorkerOutput = std::io::Result<(Recorder, u64)>;
+
+/// Runs the configured load and returns its result. Blocks until the load is over (or a
+/// stop was requested with [`crate::signal::request_stop`] / SIGINT in the binary).
+pub fn run(config: &Config) -> Result<LoadResult> {
+    config.validate()?;
+    let threads = config.threads.min(config.connections);
+    let request: Arc<[u8]> = config.request_bytes().into();
+    let interval = config
+        .rate
+        .map(|r| Duration::from_secs_f64(config.connections as f64 / r));
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let start_cell: Arc<Mutex<Option<(Instant, u64)>>> = Arc::new(Mutex::new(None));
+    let warm_start = Instant::now();
+    let mut progress = Vec::new();
+    let mut handles = Vec::new();
+    for t in 0..threads {
+        let conn_ids: Vec<usize> = (t..config.connections).step_by(threads).collect();
+        let share = |n: u64| {
+            conn_ids
+                .iter()
+                .map(|&i| split(n, config.connections, i))
+                .sum::<u64>()
+        };
+        let budget = match config.limit {
+            Limit::Requests(n) => Some(share(n)),
+            Limit::Duration(_) => None,
+        };
+        let warm_budget = match config.warmup {
+            Warmup::Requests(n) => Some(share(n)),
+            _ => None,
+        };
+        let counter = Arc::new(AtomicU64::new(0));
+        progress.push(counter.clone());
+        let settings = WorkerSettings {
+            addr: config.target.addr,
+            request: request.clone(),
+            method: config.method.clone(),
+            keepalive: config.keepalive,
+            timeout: config.timeout,
+            interval,
+            conn_ids,
+            total_conns: config.connections,
+            progress: counter,
+        };
+        let (warmup, limit, open) = (config.warmup, config.limit, interval.is_some());
+        let (barrier, start_cell) = (barrier.clone(), start_cell.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("load-{t}"))
+            .spawn(move || -> WorkerOutput {
+                let mut worker = Worker::new(settings);
+                let mut warm_sent = 0;
+                if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
+                    let until = match warmup {
+                        Warmup::Duration(d) => Some(warm_start + d),
+                        _ => None,
+                    };
+                    let phase = Phase {
+                        start: warm_start,
+                        budget: warm_budget,
+                        until,
+                    };
+                    let mut rec = Recorder::new(false, open, warm_start, 0);
+                    w.run_phase(&phase, &mut rec);
+                    warm_sent = rec.sent;
+                }
+                barrier.wait(); // warm-up over everywhere
+                barrier.wait(); // the measured window has started
+                let (start, epoch_ms) = start_cell.lock().expect("start set").expect("start set");
+                let mut worker = worker?;
+                let until = match limit {
+                    Limit::Duration(d) => Some(start + d),
+                    Limit::Requests(_) => None,
+                };
+                let mut rec = Recorder::new(true, open, start, epoch_ms);
+                worker.run_phase(
+                    &Phase {
+                        start,
+                        budget,
+                        until,
+                    },
+                    &mut rec,
+                );
+                Ok((rec, warm_sent))
+            })
+            .map_err(|source| Error::Io {
+                what: "spawn a load thread",
+                source,
+            })?;
+        handles.push(handle);
+    }
+    barrier.wait();
+    let cpu0 = cpu_time();
+    let start = Instant::now();
+    let epoch_ms = unix_ms();
+    *start_cell.lock().expect("not poisoned") = Some((start, epoch_ms));
+    barrier.wait();
+    if config.progress {
+        show_progress(&handles, &progress, start);
+    }
+    let mut outputs = Vec::new();
+    for h in handles {
+        let out = h
+            .join()
+            .map_err(|_| Error::InvalidConfig("a load thread panicked".into()))?;
+        outputs.push(out.map_err(|source| Error::Io {
+            what: "create an event loop",
+            source,
+        })?);
+    }
+    let elapsed = start.elapsed();
+    let cpu1 = cpu_time();
+    let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
+    let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
+    build_result(config, threads, outputs, window, elapsed, cpu)
+}
+
+/// Requests assigned to connection `i` of `conns` out of `n` (the shares sum to `n`).
+fn split(n: u64, conns: usize, i: usize) -> u64 {
+    let conns = conns as u64;
+    n / conns + u64::from((i as u64) < n % conns)
+}
+
+fn show_progress(
+    handles: &[std::thread::JoinHandle<WorkerOutput>],
+    progress: &[Arc<AtomicU64>],
+    start: Instant,
+) {
+    let mut next = start + Duration::from_secs(1);
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(50));
+        if Instant::now() >= next {
+            let done: u64 = progress
+                .iter()
+                .map(|p| p.load(std::sync::atomic::Ordering::Relaxed))
+                .sum();
+            let secs = start.elapsed().as_secs_f64();
+            eprint!(
+                "\r[{secs:6.1}s] {done} requests, {:.0} req/s   ",
+                done as f64 / secs
+            );
+            let _ = std::io::stderr().flush();
+            next += Duration::from_secs(1);
+        }
+    }
+    eprintln!();
+}
+
+fn build_result(
+    config: &Config,
+    threads: usize,
+    outputs: Vec<(Recorder, u64)>,
+    window: (u64, u64),
+    elapsed: Duration,
+    cpu: (u64, u64),
+) -> Result<LoadResult> {
+    let open = config.rate.is_some();
+    let mut latency = hist::new_latency();
+    let mut uncorrected = hist::new_latency();
+    let mut connect = hist::new_latency();
+    let (mut requests, mut successes, mut bytes, mut warmup) = (0, 0, 0, 0);
+    let (mut lag_sum, mut lag_max, mut sent) = (0u64, 0u64, 0u64);
+    let mut errors = result::ErrorCounts::default();
+    let mut timeline = Vec::new();
+    for (rec, warm_sent) in &outputs {
+        hist::add(&mut latency, &rec.latency)?;
+        hist::add(&mut connect, &rec.connect)?;
+        if let Some(u) = &rec.uncorrected {
+            hist::add(&mut uncorrected, u)?;
+        }
+        requests += rec.requests;
+        successes += rec.successes;
+        bytes += rec.bytes;
+        warmup += warm_sent;
+        errors.add(&rec.errors);
+        lag_sum += rec.lag_sum_us;
+        lag_max = lag_max.max(rec.lag_max_us);
+        sent += rec.sent;
+        timeline.extend(rec.timeline.iter().cloned());
+    }
+    let duration = elapsed.as_secs_f64();
+    Ok(LoadResult {
+        schema: SCHEMA.into(),
+        url: config.target.url.clone(),
+        method: config.method.clone(),
+        model: if open { Model::Open } else { Model::Closed },
+        rate: config.rate,
+        connections: config.connections as u64,
+        threads: threads as u64,
+        keepalive: config.keepalive,
+        window_start_ms: window.0,
+        window_end_ms: window.1,
+        duration,
+        requests,
+        successes,
+        errors,
+        bytes,
+        throughput: if duration > 0.0 {
+            requests as f64 / duration
+        } else {
+            0.0
+        },
+        warmup_requests: warmup,
+        latency: LatencyStats::from_histogram(&latency),
+        latency_uncorrected: open.then(|| LatencyStats::from_histogram(&uncorrected)),
+        connect: LatencyStats::from_histogram(&connect),
+        schedule_lag: open.then(|| ScheduleLag {
+            count: sent,
+            mean_us: if sent == 0 {
+                0.0
+            } else {
+                lag_sum as f64 / sent as f64
+            },
+            max_us: lag_max,
+        }),
+        cpu: CpuStats::new(cpu.0, cpu.1, requests),
+        timeline: result::merge_timeline_entries(timeline.iter())?,
+        histograms: Histograms {
+            latency: hist::encode(&latency),
+            latency_uncorrected: open.then(|| hist::encode(&uncorrected)),
+            connect: hist::encode(&connect),
+        },
+    })
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// (user, system) CPU time of this process in microseconds, from getrusage(RUSAGE_SELF).
+pub fn cpu_time() -> (u64, u64) {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0, 0);
+    }
+    let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
+    (us(ru.ru_utime), us(ru.ru_stime))
+}

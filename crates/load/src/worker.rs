@@ -1,0 +1,382 @@
+//! One event loop (mio/epoll) driving a set of connections, each a small state machine.
+//! Per request: one pre-serialized write, reads into a per-thread buffer parsed in place,
+//! no allocation; one clock read per event.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::http::{Progress, ResponseParser};
+use crate::recorder::{Failure, Recorder};
+
+/// How often in-flight requests are checked against their deadline.
+const SCAN_EVERY: Duration = Duration::from_millis(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Idle,
+    Connecting,
+    Writing(usize),
+    Reading,
+}
+
+struct Conn {
+    stream: Option<TcpStream>,
+    generation: usize,
+    state: State,
+    parser: ResponseParser,
+    /// When the current request was due (latency start).
+    due: Instant,
+    /// When it was actually started.
+    sent_at: Instant,
+    deadline: Instant,
+    /// Open model: when the next request is due.
+    next_due: Instant,
+}
+
+/// What one phase (warm-up or measured) of a worker may do.
+pub(crate) struct Phase {
+    /// Start of the phase; open-model schedules count from here.
+    pub start: Instant,
+    /// Requests this worker may send, if limited by count.
+    pub budget: Option<u64>,
+    /// No new request is sent from this instant on, if limited by time.
+    pub until: Option<Instant>,
+}
+
+/// Static settings of a worker.
+pub(crate) struct WorkerSettings {
+    pub addr: SocketAddr,
+    pub request: Arc<[u8]>,
+    pub method: String,
+    pub keepalive: bool,
+    pub timeout: Duration,
+    /// Open model: interval between two requests of one connection.
+    pub interval: Option<Duration>,
+    /// Global indices of this worker's connections, and the total connection count.
+    pub conn_ids: Vec<usize>,
+    pub total_conns: usize,
+    pub progress: Arc<AtomicU64>,
+}
+
+pub(crate) struct Worker {
+    s: WorkerSettings,
+    poll: Poll,
+    events: Events,
+    conns: Vec<Conn>,
+    buf: Vec<u8>,
+    ready: Vec<usize>,
+    in_flight: usize,
+}
+
+impl Worker {
+    pub fn new(s: WorkerSettings) -> io::Result<Self> {
+        let now = Instant::now();
+        let conns = (0..s.conn_ids.len())
+            .map(|_| Conn {
+                stream: None,
+                generation: 0,
+                state: State::Idle,
+                parser: ResponseParser::new(&s.method),
+                due: now,
+                sent_at: now,
+                deadline: now,
+                next_due: now,
+            })
+            .collect();
+        Ok(Worker {
+            poll: Poll::new()?,
+            events: Events::with_capacity(1024),
+            conns,
+            buf: vec![0; 64 * 1024],
+            ready: Vec::new(),
+            in_flight: 0,
+            s,
+        })
+    }
+
+    fn may_send(&self, p: &Phase, rec: &Recorder, now: Instant) -> bool {
+        !crate::signal::stop_requested()
+            && p.budget.is_none_or(|b| rec.sent < b)
+            && p.until.is_none_or(|u| now < u)
+    }
+
+    /// Runs one phase until its limit is reached and every in-flight request has ended.
+    pub fn run_phase(&mut self, p: &Phase, rec: &mut Recorder) {
+        if let Some(interval) = self.s.interval {
+            // Stagger the connections' schedules evenly over one interval.
+            for (i, c) in self.conns.iter_mut().enumerate() {
+                let offset =
+                    interval.mul_f64(self.s.conn_ids[i] as f64 / self.s.total_conns as f64);
+                c.next_due = p.start + offset;
+            }
+        } else {
+            self.ready.extend(0..self.conns.len());
+        }
+        let mut next_scan = Instant::now() + SCAN_EVERY;
+        loop {
+            let mut now = Instant::now();
+            let mut wake = now + SCAN_EVERY;
+            if self.s.interval.is_some() {
+                wake = wake.min(self.fire_due(p, rec, now));
+            } else {
+                self.drain_ready(p, rec);
+            }
+            let sending = self.may_send(p, rec, now);
+            if !sending && self.in_flight == 0 {
+                break;
+            }
+            if now >= next_scan {
+                self.scan_timeouts(rec, now);
+                next_scan = now + SCAN_EVERY;
+            }
+            if sending {
+                if let Some(u) = p.until {
+                    wake = wake.min(u);
+                }
+            }
+            let timeout = wake.saturating_duration_since(now);
+            if self.ready.is_empty() {
+                if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        // Nothing sensible can continue without the poller.
+                        panic!("failed to poll: {e}");
+                    }
+                }
+            }
+            let events = std::mem::replace(&mut self.events, Events::with_capacity(0));
+            for event in events.iter() {
+                now = Instant::now();
+                self.on_event(event.token().0, rec, now);
+            }
+            self.events = events;
+            self.s.progress.store(rec.requests, Ordering::Relaxed);
+        }
+        rec.finish();
+        self.s.progress.store(rec.requests, Ordering::Relaxed);
+    }
+
+    fn drain_ready(&mut self, p: &Phase, rec: &mut Recorder) {
+        // Only the connections queued so far: a synchronous failure re-queues its
+        // connection for the next loop turn instead of spinning here.
+        let mut ready = std::mem::take(&mut self.ready);
+        for &i in &ready {
+            let now = Instant::now();
+            if self.conns[i].state == State::Idle && self.may_send(p, rec, now) {
+                self.start(i, now, now, rec);
+            }
+        }
+        ready.clear();
+        if self.ready.is_empty() {
+            self.ready = ready;
+        }
+    }
+
+    /// Open model: starts every due request on an idle connection; returns the next wake-up.
+    fn fire_due(&mut self, p: &Phase, rec: &mut Recorder, now: Instant) -> Instant {
+        let interval = self.s.interval.unwrap_or(SCAN_EVERY);
+        let mut wake = now + SCAN_EVERY;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state != State::Idle {
+                continue;
+            }
+            if c.next_due <= now {
+                if !self.may_send(p, rec, now) {
+                    continue;
+                }
+                let due = c.next_due;
+                self.conns[i].next_due += interval;
+                self.start(i, due, now, rec);
+            } else {
+                wake = wake.min(c.next_due);
+            }
+        }
+        wake
+    }
+
+    fn scan_timeouts(&mut self, rec: &mut Recorder, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state != State::Idle && c.deadline <= now {
+                let f = if c.state == State::Connecting {
+                    Failure::ConnectTimeout
+                } else {
+                    Failure::Timeout
+                };
+                self.fail(i, f, now, rec);
+            }
+        }
+    }
+
+    /// Starts a request on idle connection `i`, due at `due`.
+    fn start(&mut self, i: usize, due: Instant, now: Instant, rec: &mut Recorder) {
+        rec.sent(now.saturating_duration_since(due));
+        self.in_flight += 1;
+        let c = &mut self.conns[i];
+        c.due = due;
+        c.sent_at = now;
+        c.deadline = now + self.s.timeout;
+        c.parser.reset();
+        if c.stream.is_some() {
+            self.write(i, 0, now, rec);
+            return;
+        }
+        match TcpStream::connect(self.s.addr) {
+            Ok(mut stream) => {
+                let _ = stream.set_nodelay(true);
+                c.generation = c.generation.wrapping_add(1);
+                let token = Token(i | (c.generation << 24));
+                if let Err(e) = self.poll.registry().register(
+                    &mut stream,
+                    token,
+                    Interest::READABLE | Interest::WRITABLE,
+                ) {
+                    let _ = e;
+                    self.fail(i, Failure::ConnectOther, now, rec);
+                    return;
+                }
+                c.stream = Some(stream);
+                c.state = State::Connecting;
+            }
+            Err(e) => {
+                let f = if e.kind() == io::ErrorKind::ConnectionRefused {
+                    Failure::ConnectRefused
+                } else {
+                    Failure::ConnectOther
+                };
+                self.fail(i, f, now, rec);
+            }
+        }
+    }
+
+    fn on_event(&mut self, token: usize, rec: &mut Recorder, now: Instant) {
+        let i = token & 0xff_ffff;
+        let Some(c) = self.conns.get(i) else { return };
+        if c.generation & (usize::MAX >> 24) != token >> 24 || c.stream.is_none() {
+            return; // a stale event of a socket that has been replaced
+        }
+        match c.state {
+            State::Connecting => self.on_connecting(i, now, rec),
+            State::Writing(off) => {
+                self.write(i, off, now, rec);
+                if self.conns[i].state == State::Reading {
+                    self.read(i, now, rec);
+                }
+            }
+            State::Reading => self.read(i, now, rec),
+            State::Idle => self.read_idle(i),
+        }
+    }
+
+    fn on_connecting(&mut self, i: usize, now: Instant, rec: &mut Recorder) {
+        let Some(stream) = &self.conns[i].stream else {
+            return;
+        };
+        let failure = match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Some(e),
+            Ok(None) => match stream.peer_addr() {
+                Ok(_) => None,
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+                Err(e) => Some(e),
+            },
+        };
+        match failure {
+            Some(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                self.fail(i, Failure::ConnectRefused, now, rec)
+            }
+            Some(_) => self.fail(i, Failure::ConnectOther, now, rec),
+            None => {
+                rec.connected(now - self.conns[i].sent_at);
+                self.write(i, 0, now, rec);
+            }
+        }
+    }
+
+    fn write(&mut self, i: usize, mut off: usize, now: Instant, rec: &mut Recorder) {
+        let req = &self.s.request;
+        let c = &mut self.conns[i];
+        let Some(stream) = &mut c.stream else { return };
+        while off < req.len() {
+            match stream.write(&req[off..]) {
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    c.state = State::Writing(off);
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(i, Failure::Read, now, rec);
+                    return;
+                }
+            }
+        }
+        c.state = State::Reading;
+    }
+
+    fn read(&mut self, i: usize, now: Instant, rec: &mut Recorder) {
+        loop {
+            let c = &mut self.conns[i];
+            let Some(stream) = &mut c.stream else { return };
+            let progress = match stream.read(&mut self.buf) {
+                Ok(0) => c.parser.eof(),
+                Ok(n) => {
+                    rec.received(n);
+                    c.parser.feed(&self.buf[..n])
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.fail(i, Failure::Read, now, rec);
+                    return;
+                }
+            };
+            match progress {
+                Progress::NeedMore => {}
+                Progress::Done { status, close } => {
+                    rec.response(now, status, now - c.due, now - c.sent_at);
+                    self.in_flight -= 1;
+                    c.state = State::Idle;
+                    if close || !self.s.keepalive {
+                        c.stream = None;
+                    }
+                    if self.s.interval.is_none() {
+                        self.ready.push(i);
+                    }
+                    return;
+                }
+                Progress::Invalid => return self.fail(i, Failure::Protocol, now, rec),
+                Progress::ClosedInHead => return self.fail(i, Failure::Read, now, rec),
+                Progress::ClosedInBody => return self.fail(i, Failure::BodyMismatch, now, rec),
+            }
+        }
+    }
+
+    /// An idle kept-alive connection became readable: normally the server closed it.
+    fn read_idle(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if let Some(stream) = &mut c.stream {
+            match stream.read(&mut self.buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                _ => c.stream = None, // closed, reset or unsolicited bytes: reconnect next time
+            }
+        }
+    }
+
+    /// Ends the in-flight request of connection `i` with a failure and drops its socket.
+    fn fail(&mut self, i: usize, f: Failure, now: Instant, rec: &mut Recorder) {
+        rec.failure(now, f);
+        self.in_flight -= 1;
+        let c = &mut self.conns[i];
+        c.stream = None;
+        c.state = State::Idle;
+        if self.s.interval.is_none() {
+            self.ready.push(i);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Small std::net HTTP servers for loopback tests; each counts what it saw.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use benchrun_load::{Config, Limit, Target};
+
+/// How the server answers.
+#[derive(Clone, Copy, Debug)]
+pub enum Behavior {
+    /// 200 with a 27-byte JSON body.
+    Ok,
+    /// 200 with a chunked body.
+    Chunked,
+    /// The given status with a short body.
+    Status(u16),
+    /// Announces 100 bytes, sends 10 and closes.
+    ShortBody,
+    /// Reads the request and never answers.
+    Silent,
+    /// Reads the request and resets the connection.
+    Reset,
+    /// 200, but every request handled in [at, at + len) after start waits until at + len.
+    StallOnce { at: Duration, len: Duration },
+}
+
+/// A running server: its address and what it counted.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub requests: Arc<AtomicU64>,
+    pub connections: Arc<AtomicU64>,
+}
+
+impl Server {
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::SeqCst)
+    }
+    pub fn url(&self) -> String {
+        format!("http://{}/hello", self.addr)
+    }
+    /// A closed-model config against this server with a small, bounded load.
+    pub fn config(&self, connections: usize, limit: Limit) -> Config {
+        let mut c = Config::new(Target::parse(&self.url()).unwrap());
+        c.connections = connections;
+        c.threads = 2;
+        c.limit = limit;
+        c.timeout = Duration::from_secs(3);
+        c
+    }
+}
+
+pub fn serve(behavior: Behavior) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests = Arc::new(AtomicU64::new(0));
+    let connections = Arc::new(AtomicU64::new(0));
+    let (r, c) = (requests.clone(), connections.clone());
+    let start = Instant::now();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            c.fetch_add(1, Ordering::SeqCst);
+            let r = r.clone();
+            thread::spawn(move || handle(stream, behavior, &r, start));
+        }
+    });
+    Server {
+        addr,
+        requests,
+        connections,
+    }
+}
+
+/// An address on which nothing listens.
+pub fn refused_addr() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+const BODY: &[u8] = br#"{"message":"Hello, World"}"#;
+
+fn handle(mut s: TcpStream, behavior: Behavior, requests: &AtomicU64, start: Instant) {
+    let _ = s.set_nodelay(true);
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let head_end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        buf.drain(..head_end);
+        requests.fetch_add(1, Ordering::SeqCst);
+        let close = head.contains("connection: close");
+        let resp: Vec<u8> = match behavior {
+            Behavior::Ok => ok_response(close),
+            Behavior::StallOnce { at, len } => {
+                let t = start.elapsed();
+                if t >= at && t < at + len {
+                    thread::sleep(at + len - t);
+                }
+                ok_response(close)
+            }
+            Behavior::Chunked => {
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n".to_vec()
+            }
+            Behavior::Status(code) => {
+                format!("HTTP/1.1 {code} Oops\r\nContent-Length: 4\r\n\r\noops").into_bytes()
+            }
+            Behavior::ShortBody => {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+                return;
+            }
+            Behavior::Silent => {
+                thread::sleep(Duration::from_secs(30));
+                return;
+            }
+            Behavior::Reset => {
+                reset(&s);
+                return;
+            }
+        };
+        if s.write_all(&resp).is_err() || close {
+            return;
+        }
+    }
+}
+
+fn ok_response(close: bool) -> Vec<u8> {
+    let conn = if close { "Connection: close\r\n" } else { "" };
+    let mut r = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{conn}Content-Length: {}\r\n\r\n",
+        BODY.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(BODY);
+    r
+}
+
+/// Closes with SO_LINGER 0 so the peer sees a reset.
+fn reset(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: plain setsockopt on a socket we own, with a correctly sized struct.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
