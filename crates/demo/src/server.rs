@@ -20,7 +20,7 @@ use crate::compute::count_primes_below;
 use crate::query::{bounded_u64, ParamError};
 use crate::stats::{Stats, CELL_HEADER};
 
-/// Largest `n` accepted by `/compute` (about a second of trial division on one core).
+/// Largest `n` accepted by `/compute`: about 10 s of trial division, holding one worker thread.
 pub const MAX_COMPUTE_N: u64 = 10_000_000;
 /// Largest `ms` accepted by `/sleep`.
 pub const MAX_SLEEP_MS: u64 = 60_000;
