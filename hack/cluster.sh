@@ -613,6 +613,24 @@ cgroup_cleanup() {
   return 0
 }
 
+# kubelet and kube-proxy create KUBE-* chains (KUBE-FIREWALL, canaries, KUBE-MARK-MASQ, ...) in
+# iptables and ip6tables; `kube-proxy --cleanup` leaves the kubelet's. Nothing else on these
+# machines uses KUBE-* chains, so remove the jumps to them and then the chains.
+kube_iptables_cleanup() {
+  local ipt t line c
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null 2>&1 || continue
+    for t in filter nat mangle raw; do
+      "$ipt" -w 5 -t "$t" -S >/dev/null 2>&1 || continue
+      while read -r line; do
+        [ -n "$line" ] && eval "$ipt -w 5 -t $t -D ${line#-A }" 2>/dev/null || true
+      done < <("$ipt" -w 5 -t "$t" -S | grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j KUBE-' || true)
+      for c in $("$ipt" -w 5 -t "$t" -S | awk '/^-N KUBE-/{print $2}'); do "$ipt" -w 5 -t "$t" -F "$c" 2>/dev/null || true; done
+      for c in $("$ipt" -w 5 -t "$t" -S | awk '/^-N KUBE-/{print $2}'); do "$ipt" -w 5 -t "$t" -X "$c" 2>/dev/null || true; done
+    done
+  done
+}
+
 umount_under() { # umount_under DIR: every mount at or below DIR, deepest first
   local m
   for m in $(awk -v p="$1" '$5 == p || index($5, p "/") == 1 {print $5}' /proc/self/mountinfo | sort -r); do
@@ -665,9 +683,11 @@ cmd_down() {
     umount "$n" 2>/dev/null || true; rm -f "$n"
   done
   [ -n "$BIN" ] && "$BIN/kube-proxy" --cleanup >>"$K/logs/kube-proxy.log" 2>&1 || true
+  kube_iptables_cleanup
   cgroup_cleanup
   teardown_network
   rm -rf /var/lib/cni "$K/prometheus"
+  if ! awk '{print $5}' /proc/self/mountinfo | grep -q '^/run/containerd'; then rm -rf /run/containerd; fi
   if ! awk '{print $5}' /proc/self/mountinfo | grep -q '^/var/lib/kubelet'; then rm -rf /var/lib/kubelet; fi
   log "down: stopped all components and removed pods, cgroups, mounts, cni0 and iptables rules"
 }
