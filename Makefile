@@ -1,0 +1,79 @@
+# benchrun — the two commands people and CI rely on:
+#   make demo   bring up the local cluster (unless KUBECONFIG points at one), build and import
+#               the images, install benchrun, run examples/demo.yaml and print its results
+#   make test   every test: unit, loopback load tests, repo consistency, then the local
+#               cluster, its smoke test and the end-to-end suite against the real operator
+#
+# Everything is built once in the release profile (tests included), into the target dir set
+# in .cargo/config.toml (outside the repository, so CI clones reuse it).
+
+SHELL := /bin/bash
+.ONESHELL:
+.SHELLFLAGS := -eu -o pipefail -c
+CARGO ?= cargo
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: all build crds lint unit cluster images install smoke e2e test demo clean-cluster help
+
+help:
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make install | make smoke | make e2e"
+
+all: build
+
+## build: every binary of the workspace (operator, load generator, demo target, report plugin)
+build:
+	$(CARGO) build --release --workspace --bins
+
+## crds: regenerate crds/ and deploy/base/crd.yaml from the Rust types
+crds:
+	$(CARGO) run --release -q -p benchrun-api --bin crdgen > crds/benchmarkrun.yaml
+	cp crds/benchmarkrun.yaml deploy/base/crd.yaml
+
+## lint: formatting and clippy with warnings as errors
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+## unit: unit tests, loopback load-generator tests and repo-consistency tests (no cluster)
+unit: build
+	$(CARGO) fmt --all -- --check
+	$(CARGO) test --release --workspace
+
+## cluster: the local single-node Kubernetes (skipped when KUBECONFIG is set)
+cluster:
+	hack/cluster.sh up
+
+## images: build and import the operator, load generator and demo target images
+images: build
+	if [ -n "$${KUBECONFIG:-}" ] && [ ! -S /run/containerd/containerd.sock ]; then
+	  echo "images: KUBECONFIG points at an existing cluster; building archives only (push them to your registry)"
+	  hack/images.sh --no-build --no-import
+	else
+	  hack/images.sh --no-build
+	fi
+
+## install: install benchrun (CRD, RBAC, operator) from deploy/ and wait for it
+install: images
+	eval "$$(hack/cluster.sh env)"
+	hack/install.sh
+
+## smoke: the local cluster's smoke test
+smoke: cluster
+	eval "$$(hack/cluster.sh env)"
+	tests/smoke/cluster-smoke.sh
+
+## e2e: the end-to-end suite against the operator on the cluster
+e2e: install
+	eval "$$(hack/cluster.sh env)"
+	$(CARGO) test --release -p benchrun --test e2e -- --ignored --test-threads=1 --nocapture
+
+## test: everything, cheapest first
+test:
+	tests/run-all.sh
+
+## demo: the main job
+demo:
+	hack/demo.sh
+
+clean-cluster:
+	hack/cluster.sh down
