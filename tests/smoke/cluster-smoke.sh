@@ -51,6 +51,12 @@ wait_until() {
     sleep 2
   done
 }
+# packets dropped so far by the network-safety rule (empty when not on the hack/cluster.sh host)
+drop_pkts() {
+  if [ "$(id -u)" = 0 ] && ip link show cni0 >/dev/null 2>&1; then
+    iptables -w 5 -nvxL FORWARD 1 2>/dev/null | awk '$3 == "DROP" && $6 == "cni0" {print $1}'
+  fi
+}
 phase() { k get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
 is_phase() { [ "$(phase "$1")" = "$2" ]; }
 prom() { curl -sf --max-time 10 "$PROMETHEUS_URL/api/v1/query" --data-urlencode "query=$1"; }
@@ -116,14 +122,23 @@ fi
 if wait_until 60 is_phase web Running; then
   ip=$(k get service web -o 'jsonpath={.spec.clusterIP}')
   wait_until 30 bash -c "kubectl -n $NS get endpointslices -l kubernetes.io/service-name=web -o jsonpath='{.items[*].endpoints[*].addresses[*]}' | grep -q ." || true
+  drop_before=$(drop_pkts)
   # Debian's busybox-static wget segfaults (even on the host), so speak HTTP/1.0 with nc.
-  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do out=\$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $ip 80); case \$out in *hello-benchrun*) echo GOT hello-benchrun; break;; esac; sleep 1; done; echo APISERVER; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.96.0.1 443 | head -1"
+  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do out=\$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $ip 80); case \$out in *hello-benchrun*) echo GOT hello-benchrun; break;; esac; sleep 1; done; echo APISERVER; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.96.0.1 443 | head -1; echo EGRESS; if printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 1.1.1.1 80 >/dev/null 2>&1; then echo EGRESS-OPEN; else echo EGRESS-BLOCKED; fi"
   if wait_until 60 bash -c "p=\$(kubectl -n $NS get pod client -o jsonpath='{.status.phase}'); [ \"\$p\" = Succeeded ] || [ \"\$p\" = Failed ]"; then
     out=$(k logs client 2>&1)
     if grep -q 'GOT hello-benchrun' <<<"$out"; then ok "pod -> Service web ($ip:80) -> httpd pod: got 'hello-benchrun'"
     else fail "pod -> Service web ($ip:80): no response (client log: $(tr '\n' ' ' <<<"$out"))"; fi
     if grep -qi '400' <<<"$out"; then ok "pod -> apiserver ClusterIP 10.96.0.1:443 answers (plain HTTP -> 400 from the TLS port)"
     else fail "pod -> apiserver ClusterIP 10.96.0.1:443 (client log: $(tr '\n' ' ' <<<"$out"))"; fi
+    drop_after=$(drop_pkts)
+    if [ -z "$drop_before" ]; then
+      skip "pod egress beyond the bridge is dropped (not the hack/cluster.sh cluster)"
+    elif grep -q EGRESS-BLOCKED <<<"$out" && [ "${drop_after:-0}" -gt "$drop_before" ]; then
+      ok "pod -> 1.1.1.1:80 blocked by the FORWARD DROP rule (its packet counter rose by $((drop_after - drop_before)))"
+    else
+      fail "pod egress beyond the bridge blocked (client: $(grep EGRESS- <<<"$out"), DROP counter $drop_before -> $drop_after)"
+    fi
   else
     fail "client pod did not finish within 60s"
   fi
@@ -143,12 +158,22 @@ if wait_until 60 is_phase burn Running; then
   wait_s=$(( s_epoch + 45 - $(date +%s) ))
   if [ "$wait_s" -gt 0 ]; then note "burn pod running since $started; waiting ${wait_s}s so it has run >=45s"; sleep "$wait_s"; fi
   q="sum(rate(container_cpu_usage_seconds_total{namespace=\"$NS\",pod=\"burn\",container!=\"\",image!=\"\"}[30s]))"
-  v=""
-  for _ in 1 2 3 4 5 6; do v=$(prom_value "$q"); [ -n "$v" ] && break; sleep 5; done
+  # Other work on a 2-core node can starve the pod below its limit for a while, so take up to
+  # four readings 5 s apart and pass on the first within 0.5 +-15%.
+  v="" seen=""
+  for _ in 1 2 3 4 5 6 7 8; do
+    v=$(prom_value "$q")
+    if [ -n "$v" ]; then
+      seen="$seen ${v:0:5}"
+      awk -v v="$v" 'BEGIN { exit !(v >= 0.425 && v <= 0.575) }' && break
+      [ "$(wc -w <<<"$seen")" -ge 4 ] && break
+    fi
+    sleep 5
+  done
   if [ -n "$v" ] && awk -v v="$v" 'BEGIN { exit !(v >= 0.425 && v <= 0.575) }'; then
-    ok "CPU of a 500m-limited busy pod via Prometheus = $v cores (0.5 +-15%)"
+    ok "CPU of a 500m-limited busy pod via Prometheus = ${v:0:5} cores (0.5 +-15%; readings:$seen)"
   else
-    fail "CPU of a 500m-limited busy pod via Prometheus = '${v:-no data}' cores, want 0.5 +-15% (query: $q)"
+    fail "CPU of a 500m-limited busy pod via Prometheus: readings '${seen:-no data}' cores, want 0.5 +-15% (query: $q; host load: $(cut -d' ' -f1-3 /proc/loadavg))"
   fi
   res=$(prom "container_memory_working_set_bytes{namespace=\"$NS\",pod=\"burn\",container=\"main\"}")
   if grep -q '"namespace":"'"$NS"'"' <<<"$res" && grep -q '"pod":"burn"' <<<"$res" && grep -q '"container":"main"' <<<"$res"; then
