@@ -10,6 +10,11 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 export GOCACHE=$CACHE/go-build GOMODCACHE=$CACHE/gomod
 out=$CACHE/k8s/$K8S_VERSION-$(go env GOVERSION)
 if [ -x "$out/hyperkube" ]; then echo "$out"; exit 0; fi
+# one build at a time (hack/cluster.sh up and CI may call this concurrently)
+mkdir -p "$CACHE/k8s"
+exec 9>"$CACHE/k8s/.build.lock"
+if ! flock -n 9; then echo "build-k8s: another build is running; waiting for it" >&2; flock 9; fi
+if [ -x "$out/hyperkube" ]; then echo "$out"; exit 0; fi
 minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 ld="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do

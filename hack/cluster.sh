@@ -511,11 +511,14 @@ cmd_up() {
     where; return 0
   fi
   install_packages
-  if [ -z "$BIN" ]; then
-    log "building Kubernetes binaries (hack/build-k8s.sh; cold build takes ~30-40 min, log: $CACHE/logs/k8s-build.log)"
+  # build-k8s.sh returns at once when its cache (keyed by k8s + Go version) is filled; a cold
+  # build takes ~15-40 min on 2 cores and logs to $CACHE/logs/k8s-build.log
+  if command -v go >/dev/null 2>&1; then
     mkdir -p "$CACHE/logs"
     BIN=$("$repo/hack/build-k8s.sh" 2> >(tee -a "$CACHE/logs/k8s-build.log" >&2) | tail -1) \
       || die "hack/build-k8s.sh failed (log: $CACHE/logs/k8s-build.log)"
+  elif [ -z "$BIN" ]; then
+    die "no Go toolchain to build Kubernetes with (hack/build-k8s.sh) and no cached binaries"
   fi
   [ -x "$BIN/hyperkube" ] || die "no hyperkube in '$BIN'"
   echo "$BIN" >"$K/bindir"
