@@ -403,32 +403,38 @@ teardown_network() {
 
 # ---------------------------------------------------------------------------------- images
 
+# import_if_changed REF TAR: import unless containerd already has REF at the archive's digest
+# (mkoci.sh is deterministic, so an unchanged rootfs gives the same digest and no import)
+import_if_changed() {
+  local ref=$1 tar=$2 want have
+  want=$(tar -xOf "$tar" index.json | grep -o '"digest":"sha256:[0-9a-f]*"' | head -1 | cut -d'"' -f4)
+  have=$(ctr -a "$CONTAINERD_SOCK" -n k8s.io images ls 2>/dev/null | awk -v r="$ref" '$1 == r {print $3}')
+  if [ "$want" != "$have" ]; then
+    log "importing $ref ($want)"
+    ctr -a "$CONTAINERD_SOCK" -n k8s.io images import "$tar" >/dev/null
+  fi
+}
+
 ensure_images() {
-  local ctr=(ctr -a "$CONTAINERD_SOCK" -n k8s.io)
-  local have; have=$("${ctr[@]}" images ls -q 2>/dev/null || true)
   local W=$K/images
   mkdir -p "$W"
-  if ! grep -qx "$PAUSE_IMAGE" <<<"$have"; then
-    log "building and importing $PAUSE_IMAGE (static C pause, hack/cluster/pause.c)"
-    rm -rf "$W/pause-rootfs"; mkdir -p "$W/pause-rootfs"
-    gcc -static -Os -s -o "$W/pause-rootfs/pause" "$here/cluster/pause.c"
-    "$repo/hack/mkoci.sh" "$W/pause-rootfs" "$PAUSE_IMAGE" "$W/pause.tar" '["/pause"]' 2>/dev/null
-    "${ctr[@]}" images import "$W/pause.tar" >/dev/null
-  fi
-  if ! grep -qx "$BUSYBOX_IMAGE" <<<"$have"; then
-    log "building and importing $BUSYBOX_IMAGE (Debian busybox-static)"
-    local R=$W/busybox-rootfs
-    rm -rf "$R"; mkdir -p "$R"/{bin,etc,tmp,proc,sys,dev,root,www,var/www}
-    chmod 1777 "$R/tmp"
-    cp /bin/busybox "$R/bin/busybox"
-    local a
-    for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$R/bin/$a"; done
-    echo 'root:x:0:0:root:/root:/bin/sh' >"$R/etc/passwd"
-    echo 'nobody:x:65534:65534:nobody:/:/bin/false' >>"$R/etc/passwd"
-    printf 'root:x:0:\nnogroup:x:65534:\n' >"$R/etc/group"
-    "$repo/hack/mkoci.sh" "$R" "$BUSYBOX_IMAGE" "$W/busybox.tar" '["/bin/sh"]' 2>/dev/null
-    "${ctr[@]}" images import "$W/busybox.tar" >/dev/null
-  fi
+  # sandbox image: static C pause
+  rm -rf "$W/pause-rootfs"; mkdir -p "$W/pause-rootfs"
+  gcc -static -Os -s -o "$W/pause-rootfs/pause" "$here/cluster/pause.c"
+  touch -d @0 "$W/pause-rootfs/pause"
+  "$repo/hack/mkoci.sh" "$W/pause-rootfs" "$PAUSE_IMAGE" "$W/pause.tar" '["/pause"]' 2>/dev/null
+  import_if_changed "$PAUSE_IMAGE" "$W/pause.tar"
+  # busybox (Debian busybox-static, all applets), like the upstream image: no entrypoint, Cmd sh
+  local R=$W/busybox-rootfs a
+  rm -rf "$R"; mkdir -p "$R"/{bin,etc,tmp,proc,sys,dev,root,www,var/www}
+  chmod 1777 "$R/tmp"
+  cp /bin/busybox "$R/bin/busybox"
+  for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$R/bin/$a"; done
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$R/etc/passwd"
+  echo 'nobody:x:65534:65534:nobody:/:/bin/false' >>"$R/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$R/etc/group"
+  MKOCI_CMD_JSON='["sh"]' "$repo/hack/mkoci.sh" "$R" "$BUSYBOX_IMAGE" "$W/busybox.tar" 'null' 2>/dev/null
+  import_if_changed "$BUSYBOX_IMAGE" "$W/busybox.tar"
 }
 
 # ---------------------------------------------------------------------------------- health

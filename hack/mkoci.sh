@@ -8,7 +8,7 @@
 # and arguments give byte-identical archives (sorted entries, uid/gid 0,
 # mtime 0, GNU format, no xattrs), so image digests are stable.
 #
-#   ENTRYPOINT_JSON  default '["/bin/sh"]'
+#   ENTRYPOINT_JSON  default '["/bin/sh"]'; 'null' for none (then set MKOCI_CMD_JSON, e.g. '["sh"]')
 # Optional environment (JSON where noted):
 #   MKOCI_CMD_JSON   image Cmd, e.g. '["--port","8080"]'       (default: none)
 #   MKOCI_ENV_JSON   extra Env entries, e.g. '["RUST_LOG=info"]' (PATH is always set)
