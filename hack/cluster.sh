@@ -651,7 +651,10 @@ cmd_down() {
   need_root
   BIN=$(bindir || true)
   local ctr=(ctr -a "$CONTAINERD_SOCK" -n k8s.io)
-  # 1. pods: let the kubelet tear them down through the CRI (CNI DEL releases IPs and veths)
+  # 1. controllers first, so nothing recreates the pods deleted next (Deployments, Jobs, ...)
+  stop kube-controller-manager
+  stop kube-scheduler
+  # 2. pods: let the kubelet tear them down through the CRI (CNI DEL releases IPs and veths)
   if [ -n "$BIN" ] && alive kube-apiserver && alive kubelet && alive containerd && apiserver_ready; then
     log "deleting all pods"
     kc delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
@@ -664,7 +667,7 @@ cmd_down() {
   stop prometheus
   stop kube-proxy
   stop kubelet
-  # 2. whatever is left: kill tasks through containerd so no shim stays behind
+  # 3. whatever is left: kill tasks through containerd so no shim stays behind
   if alive containerd && containerd_ready; then
     local t c
     for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
@@ -677,11 +680,9 @@ cmd_down() {
     for c in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "$c" >/dev/null 2>&1 || true; done
   fi
   stop containerd
-  stop kube-scheduler
-  stop kube-controller-manager
   stop kube-apiserver
   stop etcd
-  # 3. host state
+  # 4. host state
   if mountpoint -q "$K/etcd" 2>/dev/null; then umount "$K/etcd" || umount -l "$K/etcd" || true; fi
   umount_under /var/lib/kubelet
   umount_under /run/containerd/io.containerd.grpc.v1.cri/sandboxes
