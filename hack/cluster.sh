@@ -53,7 +53,7 @@ start() {
   if alive "$name"; then log "$name already running (pid $(pid_of "$name"))"; return 0; fi
   mkdir -p "$K/logs" "$K/pids"
   printf '\n==== %s start: %s\n' "$(date -Is)" "$*" >>"$K/logs/$name.log"
-  setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null &
+  setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null 8>&- &   # 8: our lock, not for children
   local pid=$!
   echo "$pid" >"$K/pids/$name"
   local i exe=""
@@ -741,9 +741,20 @@ cmd_env() {
   if [ -n "$b" ]; then echo "export PATH=$b:\$PATH"; fi
 }
 
+# up/down from several shells at once (parallel test suites) take turns; the second `up` then
+# finds a healthy cluster and does nothing
+lock() {
+  mkdir -p "$K"
+  exec 8>"$K/.lock"
+  if ! flock -n 8; then
+    log "another hack/cluster.sh up/down is running; waiting for it (max 20 min)"
+    flock -w 1200 8 || die "timed out waiting for $K/.lock"
+  fi
+}
+
 case ${1:-} in
-  up) cmd_up ;;
-  down) cmd_down ;;
+  up) if ! existing_cluster; then need_root; lock; fi; cmd_up ;;
+  down) need_root; lock; cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
   *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
