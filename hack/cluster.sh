@@ -146,6 +146,7 @@ existing_cluster() {
     log "KUBECONFIG=$KUBECONFIG is set but no kubectl is available to check it; ignoring it"
     return 1
   fi
+  EXISTING_KUBECTL=$kubectl
   "$kubectl" --request-timeout=5s get --raw=/readyz >/dev/null 2>&1
 }
 
@@ -708,7 +709,7 @@ cmd_status() {
   local ok=0 c pid
   if existing_cluster; then
     echo "using an existing cluster: KUBECONFIG=$KUBECONFIG"
-    kubectl get nodes 2>/dev/null || true
+    "$EXISTING_KUBECTL" --request-timeout=10s get nodes -o wide || true
     return 0
   fi
   BIN=$(bindir || true)
