@@ -56,8 +56,8 @@ start() {
   setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null 8>&- &   # 8: our lock, not for children
   local pid=$!
   echo "$pid" >"$K/pids/$name"
-  local i exe=""
-  for i in $(seq 1 50); do   # wait for setsid to exec the program, then remember its executable
+  local exe=""
+  for _ in $(seq 1 50); do   # wait for setsid to exec the program, then remember its executable
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
     case $exe in ""|*/setsid|*/bash) sleep 0.05 ;; *) break ;; esac
   done
@@ -105,12 +105,11 @@ stop() {
   if alive "$name"; then
     log "stopping $name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
-    local i
-    for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+    for _ in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
     if [ -d "/proc/$pid" ]; then
       log "$name did not exit after 10s, sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for i in $(seq 1 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+      for _ in $(seq 1 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
     fi
   fi
   rm -f "$K/pids/$name" "$K/pids/$name.exe"
@@ -659,8 +658,7 @@ cmd_down() {
   if [ -n "$BIN" ] && alive kube-apiserver && alive kubelet && alive containerd && apiserver_ready; then
     log "deleting all pods"
     kc delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
-    local i
-    for i in $(seq 1 30); do
+    for _ in $(seq 1 30); do
       [ -z "$("${ctr[@]}" tasks ls -q 2>/dev/null)" ] && break
       sleep 1
     done
@@ -674,7 +672,7 @@ cmd_down() {
     for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
       "${ctr[@]}" tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true
     done
-    for i in $(seq 1 20); do
+    for _ in $(seq 1 20); do
       [ -z "$("${ctr[@]}" tasks ls 2>/dev/null | awk 'NR>1 && $3 != "STOPPED"')" ] && break; sleep 0.5
     done
     for t in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "$t" >/dev/null 2>&1 || true; done
