@@ -14,6 +14,8 @@
 //! # Ok::<(), benchrun_load::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod error;
 pub mod hist;
