@@ -24,9 +24,10 @@ all: build
 build:
 	$(CARGO) build --release --workspace --bins
 
-## crds: regenerate crds/ and deploy/base/crd.yaml from the Rust types
+## crds: regenerate crds/, docs/api.md and deploy/base/crd.yaml from the Rust types
 crds:
 	$(CARGO) run --release -q -p benchrun-api --bin crdgen > crds/benchmarkrun.yaml
+	$(CARGO) run --release -q -p benchrun-api --bin crdgen -- --markdown > docs/api.md
 	cp crds/benchmarkrun.yaml deploy/base/crd.yaml
 
 ## lint: formatting and clippy with warnings as errors

@@ -262,7 +262,7 @@ pub struct Load {
     /// Per-request timeout (default `"10s"`); a request that takes longer counts as a timeout
     /// error.
     #[serde(default = "default_timeout")]
-    #[x_kube(validation = Rule::new("duration(self) > duration('0s') && duration(self) <= duration('5m')").message("load.timeout must be a duration between 1ms and 5m, e.g. \"10s\""))]
+    #[x_kube(validation = Rule::new("duration(self) > duration('0s') && duration(self) <= duration('5m')").message("load.timeout must be a positive duration of at most 5m, e.g. \"10s\""))]
     pub timeout: String,
 
     /// Number of load pods (default 1). Connections and rate are split evenly over them and

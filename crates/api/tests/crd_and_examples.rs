@@ -19,6 +19,16 @@ fn committed_crd_matches_generated() {
     );
 }
 
+#[test]
+fn committed_api_reference_matches_generated() {
+    let committed =
+        std::fs::read_to_string(repo().join("docs/api.md")).expect("docs/api.md exists");
+    assert!(
+        committed == benchrun_api::api_markdown(),
+        "docs/api.md is stale: run `make crds` and commit it"
+    );
+}
+
 fn examples() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
         .expect("examples/ exists")

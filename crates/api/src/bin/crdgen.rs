@@ -1,6 +1,11 @@
 //! Prints the BenchmarkRun CustomResourceDefinition as YAML (`crds/benchmarkrun.yaml` is this
-//! output; `make crds` regenerates it and a test fails when the committed copy is stale).
+//! output), or with `--markdown` the API reference (`docs/api.md`). `make crds` regenerates
+//! both; tests fail when the committed copies are stale.
 
 fn main() {
-    print!("{}", benchrun_api::crd_yaml());
+    if std::env::args().any(|a| a == "--markdown") {
+        print!("{}", benchrun_api::api_markdown());
+    } else {
+        print!("{}", benchrun_api::crd_yaml());
+    }
 }
