@@ -1,0 +1,342 @@
+//! The load Job of one measurement: `load_pods` indexed pods running `benchrun-load`.
+
+use benchrun_api::units::format_duration;
+use benchrun_api::validate::{Limit, Warmup};
+use benchrun_api::{Cell, ValidatedRun};
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
+    WeightedPodAffinityTerm,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use super::{target::requirements, Owner};
+use crate::names::{self, role};
+
+/// Name of the load container in every load pod.
+pub const LOAD_CONTAINER: &str = "load";
+
+/// Operator-level settings of the load pods.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadSettings {
+    /// Image of the load generator.
+    pub image: String,
+    /// Its pull policy.
+    pub pull_policy: String,
+}
+
+/// Shares `total` over `pods`, never below one.
+fn share(total: i64, pods: i32) -> i64 {
+    (total / i64::from(pods.max(1))).max(1)
+}
+
+/// Header that lets the target count the requests of one measurement by itself.
+pub(crate) fn cell_header(run: &str, cell: usize, repeat: usize) -> String {
+    format!("X-Benchrun-Cell: {run}/{cell}/{repeat}")
+}
+
+/// Command-line arguments of one load pod. Connections, requests and rate are divided evenly
+/// over the pods (validation guarantees at least one connection per pod).
+pub(crate) fn load_args(
+    run_name: &str,
+    run: &ValidatedRun,
+    cell: &Cell,
+    repeat: usize,
+    cluster_ip: &str,
+) -> Vec<String> {
+    let target = &run.spec.targets[cell.target];
+    let scenario = &run.spec.scenarios[cell.scenario];
+    let pods = run.load_pods;
+    let mut args = vec![
+        "-c".to_string(),
+        share(i64::from(cell.connections), pods).to_string(),
+    ];
+    match run.limit {
+        Limit::Requests(n) => args.extend(["-n".into(), share(n, pods).to_string()]),
+        Limit::Duration(d) => args.extend(["-d".into(), format_duration(d)]),
+    }
+    if let Some(rate) = cell.rate {
+        let per_pod = rate as f64 / f64::from(pods.max(1));
+        args.extend(["--rate".into(), format!("{per_pod}")]);
+    }
+    match run.warmup {
+        Warmup::None => {}
+        Warmup::Duration(d) => args.extend(["--warmup".into(), format_duration(d)]),
+        Warmup::Requests(n) => args.extend(["--warmup".into(), share(n, pods).to_string()]),
+    }
+    args.extend(["--timeout".into(), format_duration(run.timeout)]);
+    if !run.spec.load.keep_alive {
+        args.push("--no-keepalive".into());
+    }
+    args.extend(["-H".into(), cell_header(run_name, cell.index, repeat)]);
+    for (k, v) in &scenario.headers {
+        args.extend(["-H".into(), format!("{k}: {v}")]);
+    }
+    args.extend(["-m".into(), scenario.method.clone()]);
+    if let Some(body) = &scenario.body {
+        args.extend(["--body".into(), body.clone()]);
+    }
+    // One event-loop thread per CPU of the limit: more threads than cores only adds
+    // context switches to the generator's own cost.
+    let threads = ((run.load_resources.cpu_millis + 999) / 1000).max(1);
+    args.extend(["-t".into(), threads.to_string()]);
+    args.extend(["--output".into(), "json".into()]);
+    args.push(format!(
+        "http://{cluster_ip}:{}{}",
+        target.port, scenario.path
+    ));
+    args
+}
+
+fn anti_affinity(
+    weight: i32,
+    labels: std::collections::BTreeMap<String, String>,
+) -> WeightedPodAffinityTerm {
+    WeightedPodAffinityTerm {
+        weight,
+        pod_affinity_term: PodAffinityTerm {
+            label_selector: Some(LabelSelector {
+                match_labels: Some(labels),
+                ..LabelSelector::default()
+            }),
+            topology_key: "kubernetes.io/hostname".into(),
+            ..PodAffinityTerm::default()
+        },
+    }
+}
+
+/// The Job of one measurement. It runs once (`backoffLimit: 0`): a retried measurement would
+/// not be the same measurement. The target's container restarts at creation are kept in an
+/// annotation, so restarts during the measurement survive an operator restart. Its deadline is the expected warm-up plus load time plus
+/// `timeouts.loadGrace`. Load pods prefer nodes without target pods and without each other.
+pub fn build_load_job(
+    owner: &Owner,
+    run: &ValidatedRun,
+    cell: &Cell,
+    repeat: usize,
+    cluster_ip: &str,
+    restarts_baseline: i32,
+    settings: &LoadSettings,
+) -> Job {
+    let name = names::job_name(&owner.name, cell.index, repeat);
+    let labels = names::measurement_labels(&owner.name, role::LOAD, cell.index, repeat);
+    let mut target_pods = names::common_labels(&owner.name, role::TARGET);
+    target_pods.remove(names::label::MANAGED_BY);
+    target_pods.remove(names::label::PART_OF);
+    let res = &run.load_resources;
+    let deadline = (run.expected_load_time() + run.load_grace).as_secs().max(1) as i64;
+    let container = Container {
+        name: LOAD_CONTAINER.into(),
+        image: Some(settings.image.clone()),
+        image_pull_policy: Some(settings.pull_policy.clone()),
+        args: Some(load_args(&owner.name, run, cell, repeat, cluster_ip)),
+        resources: Some(requirements(
+            &res.cpu,
+            &res.memory,
+            &res.cpu_request,
+            &res.memory_request,
+        )),
+        ..Container::default()
+    };
+    let mut metadata = owner.meta(name, labels.clone());
+    metadata.annotations = Some(std::collections::BTreeMap::from([(
+        names::RESTARTS_BASELINE.to_string(),
+        restarts_baseline.to_string(),
+    )]));
+    Job {
+        metadata,
+        spec: Some(JobSpec {
+            backoff_limit: Some(0),
+            completion_mode: Some("Indexed".into()),
+            completions: Some(run.load_pods),
+            parallelism: Some(run.load_pods),
+            active_deadline_seconds: Some(deadline),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels.clone()),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![container],
+                    restart_policy: Some("Never".into()),
+                    termination_grace_period_seconds: Some(5),
+                    affinity: Some(Affinity {
+                        pod_anti_affinity: Some(PodAntiAffinity {
+                            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                                anti_affinity(100, target_pods),
+                                anti_affinity(50, labels),
+                            ]),
+                            ..PodAntiAffinity::default()
+                        }),
+                        ..Affinity::default()
+                    }),
+                    ..PodSpec::default()
+                }),
+            },
+            ..JobSpec::default()
+        }),
+        ..Job::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builders::fixtures::{owner, run as validated, DEMO};
+
+    fn settings() -> LoadSettings {
+        LoadSettings {
+            image: "benchrun.local/benchrun-load:0.1.0".into(),
+            pull_policy: "IfNotPresent".into(),
+        }
+    }
+
+    fn args_of(job: &Job) -> Vec<String> {
+        job.spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .args
+            .clone()
+            .unwrap()
+    }
+
+    fn value_after(args: &[String], flag: &str) -> Option<String> {
+        args.iter()
+            .position(|a| a == flag)
+            .map(|i| args[i + 1].clone())
+    }
+
+    #[test]
+    fn job_runs_once_indexed_over_the_load_pods_with_a_deadline() {
+        let run = validated(DEMO);
+        let job = build_load_job(&owner(), &run, &run.cells[1], 1, "10.0.0.7", 0, &settings());
+        assert_eq!(
+            job.metadata.name.as_deref(),
+            Some(names::job_name("demo", 1, 1).as_str())
+        );
+        let spec = job.spec.clone().unwrap();
+        assert_eq!(spec.backoff_limit, Some(0));
+        assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+        assert_eq!(spec.completions, Some(2));
+        assert_eq!(spec.parallelism, Some(2));
+        // 3 s warm-up + 10 s load + 2 min grace.
+        assert_eq!(spec.active_deadline_seconds, Some(133));
+        let pod = spec.template.spec.unwrap();
+        assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+        let c = &pod.containers[0];
+        assert_eq!(
+            c.image.as_deref(),
+            Some("benchrun.local/benchrun-load:0.1.0")
+        );
+        let r = c.resources.clone().unwrap();
+        assert_eq!(r.limits.unwrap()["cpu"].0, "1500m");
+    }
+
+    #[test]
+    fn connections_are_split_over_pods_and_threads_follow_the_cpu_limit() {
+        let run = validated(DEMO);
+        let job = build_load_job(&owner(), &run, &run.cells[1], 0, "10.0.0.7", 0, &settings());
+        let args = args_of(&job);
+        assert_eq!(value_after(&args, "-c").as_deref(), Some("8"));
+        assert_eq!(value_after(&args, "-d").as_deref(), Some("10s"));
+        assert_eq!(value_after(&args, "--warmup").as_deref(), Some("3s"));
+        assert_eq!(value_after(&args, "--timeout").as_deref(), Some("10s"));
+        assert_eq!(value_after(&args, "-t").as_deref(), Some("2"));
+        assert_eq!(value_after(&args, "--output").as_deref(), Some("json"));
+        assert!(!args.contains(&"--no-keepalive".to_string()));
+    }
+
+    #[test]
+    fn requests_go_to_the_cluster_ip_with_the_cell_header() {
+        let run = validated(DEMO);
+        let job = build_load_job(&owner(), &run, &run.cells[3], 1, "10.0.0.7", 0, &settings());
+        let args = args_of(&job);
+        assert_eq!(args.last().unwrap(), "http://10.0.0.7:3000/hello");
+        assert!(args.contains(&"X-Benchrun-Cell: demo/3/1".to_string()));
+        assert!(args.contains(&"Accept: application/json".to_string()));
+        assert_eq!(value_after(&args, "-m").as_deref(), Some("GET"));
+    }
+
+    #[test]
+    fn request_counts_rates_and_keepalive_off_are_passed_per_pod() {
+        let spec = DEMO.replace(
+            "  duration: 10s\n",
+            "  duration: 10s\n  rate: 1000\n  keepAlive: false\n",
+        );
+        let run = validated(&spec);
+        let args = args_of(&build_load_job(
+            &owner(),
+            &run,
+            &run.cells[0],
+            0,
+            "1.2.3.4",
+            0,
+            &settings(),
+        ));
+        assert_eq!(value_after(&args, "--rate").as_deref(), Some("500"));
+        assert!(args.contains(&"--no-keepalive".to_string()));
+
+        let spec = DEMO
+            .replace("  duration: 10s\n", "  requests: 10000\n")
+            .replace("  warmup: 3s\n", "  warmupRequests: 100\n");
+        let run = validated(&spec);
+        let args = args_of(&build_load_job(
+            &owner(),
+            &run,
+            &run.cells[0],
+            0,
+            "1.2.3.4",
+            0,
+            &settings(),
+        ));
+        assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
+        assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
+        assert!(value_after(&args, "-d").is_none());
+    }
+
+    #[test]
+    fn load_pods_prefer_nodes_without_targets_or_each_other() {
+        let run = validated(DEMO);
+        let job = build_load_job(&owner(), &run, &run.cells[0], 0, "1.2.3.4", 0, &settings());
+        let terms = job
+            .spec
+            .unwrap()
+            .template
+            .spec
+            .unwrap()
+            .affinity
+            .unwrap()
+            .pod_anti_affinity
+            .unwrap()
+            .preferred_during_scheduling_ignored_during_execution
+            .unwrap();
+        assert_eq!(terms.len(), 2);
+        let targets = terms[0]
+            .pod_affinity_term
+            .label_selector
+            .clone()
+            .unwrap()
+            .match_labels
+            .unwrap();
+        assert_eq!(targets[names::label::ROLE], "target");
+        assert_eq!(targets[names::label::RUN], "demo");
+        assert_eq!(
+            terms[0].pod_affinity_term.topology_key,
+            "kubernetes.io/hostname"
+        );
+        let peers = terms[1]
+            .pod_affinity_term
+            .label_selector
+            .clone()
+            .unwrap()
+            .match_labels
+            .unwrap();
+        assert_eq!(peers[names::label::ROLE], "load");
+        assert_eq!(peers[names::label::CELL], "0");
+    }
+}

@@ -1,0 +1,242 @@
+//! The target Deployment and Service of one target configuration.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::{Cell, ValidatedRun};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
+    Service, ServicePort, ServiceSpec, TCPSocketAction,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::Owner;
+use crate::names;
+
+/// Name of the target container in every target pod.
+pub const TARGET_CONTAINER: &str = "target";
+
+/// Requests and limits as a typed object.
+pub(crate) fn requirements(
+    cpu: &str,
+    memory: &str,
+    cpu_request: &str,
+    memory_request: &str,
+) -> ResourceRequirements {
+    let q = |cpu: &str, mem: &str| {
+        BTreeMap::from([
+            ("cpu".to_string(), Quantity(cpu.to_string())),
+            ("memory".to_string(), Quantity(mem.to_string())),
+        ])
+    };
+    ResourceRequirements {
+        limits: Some(q(cpu, memory)),
+        requests: Some(q(cpu_request, memory_request)),
+        ..ResourceRequirements::default()
+    }
+}
+
+/// The Deployment of a cell's target configuration: the requested replicas, resources and a
+/// readiness probe, replaced whole (strategy `Recreate`) so that two configurations never run
+/// side by side.
+pub fn build_target_deployment(
+    owner: &Owner,
+    run: &ValidatedRun,
+    cell: &Cell,
+    default_pull_policy: &str,
+) -> Deployment {
+    let target = &run.spec.targets[cell.target];
+    let config = names::config_hash(&target.name, cell);
+    let name = names::target_name(&owner.name, &target.name, &config);
+    let labels = names::target_labels(&owner.name, &target.name, &config);
+    let res = run.target_resources(cell);
+    let probe = Probe {
+        http_get: target.readiness_path.as_ref().map(|path| HTTPGetAction {
+            path: Some(path.clone()),
+            port: IntOrString::Int(target.port),
+            ..HTTPGetAction::default()
+        }),
+        tcp_socket: target.readiness_path.is_none().then(|| TCPSocketAction {
+            port: IntOrString::Int(target.port),
+            ..TCPSocketAction::default()
+        }),
+        period_seconds: Some(2),
+        failure_threshold: Some(3),
+        ..Probe::default()
+    };
+    let container = Container {
+        name: TARGET_CONTAINER.into(),
+        image: Some(target.image.clone()),
+        image_pull_policy: Some(
+            target
+                .image_pull_policy
+                .clone()
+                .unwrap_or_else(|| default_pull_policy.to_string()),
+        ),
+        command: (!target.command.is_empty()).then(|| target.command.clone()),
+        args: (!target.args.is_empty()).then(|| target.args.clone()),
+        env: (!target.env.is_empty()).then(|| target.env.clone()),
+        ports: Some(vec![ContainerPort {
+            name: Some("http".into()),
+            container_port: target.port,
+            protocol: Some("TCP".into()),
+            ..ContainerPort::default()
+        }]),
+        resources: Some(requirements(
+            &res.cpu,
+            &res.memory,
+            &res.cpu_request,
+            &res.memory_request,
+        )),
+        readiness_probe: Some(probe),
+        ..Container::default()
+    };
+    Deployment {
+        metadata: owner.meta(name, labels.clone()),
+        spec: Some(DeploymentSpec {
+            replicas: Some(cell.replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            strategy: Some(DeploymentStrategy {
+                type_: Some("Recreate".into()),
+                ..DeploymentStrategy::default()
+            }),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![container],
+                    node_selector: (!target.node_selector.is_empty())
+                        .then(|| target.node_selector.clone()),
+                    tolerations: (!target.tolerations.is_empty())
+                        .then(|| target.tolerations.clone()),
+                    service_account_name: target.service_account_name.clone(),
+                    termination_grace_period_seconds: Some(5),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    }
+}
+
+/// The ClusterIP Service in front of a target configuration's pods, on the target's port.
+pub fn build_target_service(owner: &Owner, run: &ValidatedRun, cell: &Cell) -> Service {
+    let target = &run.spec.targets[cell.target];
+    let config = names::config_hash(&target.name, cell);
+    let name = names::target_name(&owner.name, &target.name, &config);
+    let labels = names::target_labels(&owner.name, &target.name, &config);
+    Service {
+        metadata: owner.meta(name, labels.clone()),
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".into()),
+            selector: Some(labels),
+            ports: Some(vec![ServicePort {
+                name: Some("http".into()),
+                port: target.port,
+                target_port: Some(IntOrString::Int(target.port)),
+                protocol: Some("TCP".into()),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builders::fixtures::{owner, run as validated, DEMO};
+
+    #[test]
+    fn deployment_carries_the_cells_resources_replicas_and_owner() {
+        let run = validated(DEMO);
+        let cell = &run.cells[0];
+        let d = build_target_deployment(&owner(), &run, cell, "IfNotPresent");
+        let name = d.metadata.name.clone().unwrap();
+        assert!(name.starts_with("demo-web-"), "{name}");
+        assert_eq!(d.metadata.namespace.as_deref(), Some("bench"));
+        let refs = d.metadata.owner_references.as_ref().unwrap();
+        assert_eq!(refs[0].controller, Some(true));
+        assert_eq!(refs[0].block_owner_deletion, Some(true));
+        let spec = d.spec.unwrap();
+        assert_eq!(spec.replicas, Some(1));
+        assert_eq!(spec.strategy.unwrap().type_.as_deref(), Some("Recreate"));
+        let pod = spec.template.spec.unwrap();
+        assert_eq!(pod.termination_grace_period_seconds, Some(5));
+        let c = &pod.containers[0];
+        assert_eq!(c.image.as_deref(), Some("example/web:1"));
+        assert_eq!(c.image_pull_policy.as_deref(), Some("IfNotPresent"));
+        let r = c.resources.clone().unwrap();
+        assert_eq!(r.limits.as_ref().unwrap()["cpu"], Quantity("250m".into()));
+        assert_eq!(r.requests.as_ref().unwrap()["cpu"], Quantity("250m".into()));
+        assert_eq!(r.limits.unwrap()["memory"], Quantity("128Mi".into()));
+        assert_eq!(c.env.as_ref().unwrap()[0].name, "MODE");
+        assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 3000);
+    }
+
+    #[test]
+    fn readiness_uses_http_with_a_path_and_tcp_without() {
+        let run1 = validated(DEMO);
+        let d = build_target_deployment(&owner(), &run1, &run1.cells[0], "IfNotPresent");
+        let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
+            .readiness_probe
+            .clone()
+            .unwrap();
+        assert_eq!(probe.http_get.unwrap().path.as_deref(), Some("/healthz"));
+        assert!(probe.tcp_socket.is_none());
+        assert_eq!(probe.period_seconds, Some(2));
+
+        let run2 = validated(&DEMO.replace("    readinessPath: /healthz\n", ""));
+        let d = build_target_deployment(&owner(), &run2, &run2.cells[0], "IfNotPresent");
+        let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
+            .readiness_probe
+            .clone()
+            .unwrap();
+        assert!(probe.http_get.is_none());
+        assert_eq!(probe.tcp_socket.unwrap().port, IntOrString::Int(3000));
+    }
+
+    #[test]
+    fn selector_and_pod_labels_name_the_configuration() {
+        let run = validated(DEMO);
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
+        let spec = d.spec.unwrap();
+        let sel = spec.selector.match_labels.unwrap();
+        assert_eq!(sel[names::label::ROLE], "target");
+        assert_eq!(sel[names::label::RUN], "demo");
+        assert_eq!(Some(sel), spec.template.metadata.unwrap().labels);
+    }
+
+    #[test]
+    fn cells_differing_only_in_load_share_one_deployment_name() {
+        let run = validated(DEMO);
+        let a = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
+        let b = build_target_deployment(&owner(), &run, &run.cells[1], "Never");
+        let c = build_target_deployment(&owner(), &run, &run.cells[2], "Never");
+        assert_eq!(a.metadata.name, b.metadata.name);
+        assert_ne!(a.metadata.name, c.metadata.name);
+    }
+
+    #[test]
+    fn service_selects_the_deployments_pods_on_the_target_port() {
+        let run = validated(DEMO);
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
+        let s = build_target_service(&owner(), &run, &run.cells[0]);
+        assert_eq!(s.metadata.name, d.metadata.name);
+        let spec = s.spec.unwrap();
+        assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+        assert_eq!(spec.selector, d.spec.unwrap().selector.match_labels);
+        let port = &spec.ports.unwrap()[0];
+        assert_eq!(port.port, 3000);
+        assert_eq!(port.target_port, Some(IntOrString::Int(3000)));
+    }
+}

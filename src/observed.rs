@@ -1,0 +1,99 @@
+//! What the I/O layer observed for one reconcile: the facts the planner decides from.
+//!
+//! Plain data, no client. Gathered by `controller::observe` for the run's focus measurement
+//! (see [`crate::plan::focus`]); tests build it by hand.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::TargetUsage;
+use benchrun_load::LoadResult;
+
+/// Whether this run may measure now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// A measuring slot is held by (or free for) this run.
+    Free,
+    /// Every slot is taken; the holders, as `namespace/name`.
+    HeldBy(Vec<String>),
+}
+
+/// The focus measurement's target Deployment and its pods.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TargetObserved {
+    /// All replicas are updated, available and ready, and no extra pods remain.
+    pub ready: bool,
+    /// Sum of the container restart counts of the target pods.
+    pub restarts: i32,
+    /// When each target container last ended with `OOMKilled` (ms since the epoch).
+    pub oom_kill_times_ms: Vec<i64>,
+    /// Nodes of the target pods.
+    pub nodes: Vec<String>,
+    /// The last problem seen, e.g. `ImagePullBackOff: Back-off pulling image "x"`.
+    pub problem: Option<String>,
+    /// The problem cannot go away by waiting (invalid image name, image never pulled).
+    pub fatal: bool,
+}
+
+/// The focus measurement's load Job.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobObserved {
+    /// Not created (or already deleted).
+    Absent,
+    /// Created, not finished.
+    Running,
+    /// Every load pod completed; each pod's parsed result or why it has none, by index.
+    Succeeded(Vec<Result<LoadResult, String>>),
+    /// The Job failed (pod error, deadline exceeded), with the reason.
+    Failed(String),
+}
+
+/// Prometheus usage of a measured window, or why it could not be read.
+pub type UsageObserved = Result<(TargetUsage, BTreeMap<String, f64>), String>;
+
+/// Everything observed for one reconcile of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observed {
+    /// Name of the run (children are named after it).
+    pub run_name: String,
+    /// `metadata.generation` of the run.
+    pub generation: Option<i64>,
+    /// Measuring slot.
+    pub slot: Slot,
+    /// Config hashes of the target Deployments and Services of this run that exist.
+    pub target_configs: Vec<String>,
+    /// Names of this run's load Jobs that exist.
+    pub jobs: Vec<String>,
+    /// The focus configuration's Deployment, if it exists.
+    pub target: Option<TargetObserved>,
+    /// The focus configuration's Service ClusterIP, once allocated.
+    pub service_ip: Option<String>,
+    /// The focus measurement's load Job.
+    pub job: JobObserved,
+    /// The restart baseline recorded on the focus Job.
+    pub restarts_baseline: Option<i32>,
+    /// Nodes of the focus Job's pods.
+    pub load_nodes: Vec<String>,
+    /// The merged load result stored in the focus detail ConfigMap.
+    pub detail: Option<LoadResult>,
+    /// Prometheus usage for the focus window (queried only once the window is scraped).
+    pub usage: Option<UsageObserved>,
+}
+
+impl Default for Observed {
+    fn default() -> Self {
+        Self {
+            run_name: String::new(),
+            generation: None,
+            slot: Slot::Free,
+            target_configs: Vec::new(),
+            jobs: Vec::new(),
+            target: None,
+            service_ip: None,
+            job: JobObserved::Absent,
+            restarts_baseline: None,
+            load_nodes: Vec::new(),
+            detail: None,
+            usage: None,
+        }
+    }
+}

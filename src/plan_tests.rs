@@ -1,0 +1,567 @@
+use super::*;
+use crate::builders::fixtures::run as validated;
+use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
+use benchrun_api::TargetUsage;
+use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, Model, SCHEMA};
+
+const T0: i64 = 1_764_511_200_000;
+
+/// One target, two CPU limits, two connection counts, two repeats: 4 cells, 8 measurements.
+const SPEC: &str = r#"
+targets: [{name: web, image: example/web:1, readinessPath: /healthz}]
+scenarios: [{name: hello, path: /hello}]
+resources: {cpu: "500m", memory: 128Mi}
+load: {connections: 10, duration: 10s, warmup: 3s}
+matrix: {cpu: ["250m", "500m"], connections: [4, 16]}
+repeats: 2
+"#;
+
+fn at(ms: i64) -> Timestamp {
+    Timestamp::from_millisecond(T0 + ms).unwrap()
+}
+
+fn obs() -> Observed {
+    Observed {
+        run_name: "demo".into(),
+        generation: Some(1),
+        ..Observed::default()
+    }
+}
+
+fn ready_target() -> TargetObserved {
+    TargetObserved {
+        ready: true,
+        nodes: vec!["node-a".into()],
+        ..TargetObserved::default()
+    }
+}
+
+fn load_result(start_ms: i64) -> LoadResult {
+    let stats = LatencyStats {
+        count: 1000,
+        mean_us: 2000.0,
+        p50_us: 1500,
+        p99_us: 9000,
+        max_us: 20000,
+        ..LatencyStats::default()
+    };
+    LoadResult {
+        schema: SCHEMA.into(),
+        url: "http://10.96.0.7:8080/hello".into(),
+        method: "GET".into(),
+        model: Model::Closed,
+        rate: None,
+        connections: 4,
+        threads: 1,
+        keepalive: true,
+        window_start_ms: (T0 + start_ms) as u64,
+        window_end_ms: (T0 + start_ms + 10_000) as u64,
+        duration: 10.0,
+        requests: 10_000,
+        successes: 10_000,
+        errors: ErrorCounts::default(),
+        bytes: 100_000,
+        throughput: 1000.0,
+        warmup_requests: 3000,
+        latency: stats.clone(),
+        latency_uncorrected: None,
+        connect: stats,
+        schedule_lag: None,
+        cpu: CpuStats::default(),
+        timeline: Vec::new(),
+        histograms: Histograms {
+            latency: String::new(),
+            latency_uncorrected: None,
+            connect: String::new(),
+        },
+    }
+}
+
+fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> BenchmarkRunStatus {
+    BenchmarkRunStatus {
+        phase: Some(phase::RUNNING.into()),
+        current: Some(CurrentMeasurement {
+            cell,
+            repeat,
+            stage: stage_.into(),
+            since: Time(at(since_ms)),
+            job: None,
+        }),
+        ..BenchmarkRunStatus::default()
+    }
+}
+
+fn cond<'a>(s: &'a BenchmarkRunStatus, t: &str) -> &'a Condition {
+    s.conditions
+        .iter()
+        .find(|c| c.type_ == t)
+        .expect("condition present")
+}
+
+#[test]
+fn new_run_with_a_free_slot_starts_deploying_the_first_cell() {
+    let run = validated(SPEC);
+    let d = plan(&run, &BenchmarkRunStatus::default(), &obs(), at(0));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    let cur = d.status.current.clone().unwrap();
+    assert_eq!(
+        (cur.cell, cur.repeat, cur.stage.as_str()),
+        (0, 0, stage::DEPLOYING)
+    );
+    assert_eq!(d.status.progress.as_deref(), Some("0/8"));
+    assert_eq!(d.status.total, Some(8));
+    assert_eq!(d.status.start_time, Some(Time(at(0))));
+    assert_eq!(cond(&d.status, condition::ACCEPTED).status, "True");
+    assert!(d.requeue.is_some());
+}
+
+#[test]
+fn new_run_without_a_slot_is_queued_naming_the_holder() {
+    let run = validated(SPEC);
+    let o = Observed {
+        slot: Slot::HeldBy(vec!["team/other".into()]),
+        ..obs()
+    };
+    let d = plan(&run, &BenchmarkRunStatus::default(), &o, at(0));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::QUEUED));
+    assert!(d.status.current.is_none());
+    assert!(d.actions.is_empty());
+    assert!(cond(&d.status, condition::RUNNING)
+        .message
+        .contains("team/other"));
+    assert_eq!(d.notes[0].reason, "Queued");
+    // Still queued: no second event.
+    let again = plan(&run, &d.status, &o, at(5000));
+    assert!(again.notes.is_empty());
+}
+
+#[test]
+fn deploying_applies_the_target_and_waits_until_ready() {
+    let run = validated(SPEC);
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &obs(), at(1000));
+    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(d.status.current.unwrap().stage, stage::DEPLOYING);
+    assert_eq!(d.requeue, Some(Duration::from_secs(2)));
+}
+
+#[test]
+fn ready_target_starts_the_load_job_against_the_cluster_ip() {
+    let run = validated(SPEC);
+    let o = Observed {
+        target: Some(TargetObserved {
+            restarts: 3,
+            ..ready_target()
+        }),
+        service_ip: Some("10.96.0.7".into()),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    assert_eq!(
+        d.actions,
+        vec![
+            Action::ApplyTarget { cell: 0 },
+            Action::CreateJob {
+                cell: 0,
+                repeat: 0,
+                cluster_ip: "10.96.0.7".into(),
+                restarts_baseline: 3
+            }
+        ]
+    );
+    let cur = d.status.current.unwrap();
+    assert_eq!(cur.stage, stage::LOADING);
+    assert_eq!(
+        cur.job.as_deref(),
+        Some(names::job_name("demo", 0, 0).as_str())
+    );
+    assert_eq!(cur.since, Time(at(1000)));
+}
+
+#[test]
+fn another_configurations_target_is_deleted_before_deploying() {
+    let run = validated(SPEC);
+    let o = Observed {
+        target_configs: vec!["deadbeef".into()],
+        ..obs()
+    };
+    let d = plan(&run, &running(2, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let c = &run.cells[2];
+    let config = names::config_hash("web", c);
+    assert_eq!(
+        d.actions,
+        vec![Action::DeleteTargets {
+            except: Some(config)
+        }]
+    );
+}
+
+#[test]
+fn target_not_ready_in_time_fails_every_pending_cell_of_its_configuration() {
+    let run = validated(SPEC);
+    let problem = "ImagePullBackOff: Back-off pulling image \"example/web:1\"".to_string();
+    let o = Observed {
+        target: Some(TargetObserved {
+            problem: Some(problem.clone()),
+            ..TargetObserved::default()
+        }),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(181_000));
+    // Cells 0 and 1 share the 250m configuration: 2 cells × 2 repeats fail at once.
+    assert_eq!(d.status.results.len(), 4);
+    assert!(d.status.results.iter().all(|r| r.outcome == "Failed"));
+    assert!(d.status.results[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains(&problem));
+    let cur = d.status.current.unwrap();
+    assert_eq!(
+        (cur.cell, cur.repeat, cur.stage.as_str()),
+        (2, 0, stage::DEPLOYING)
+    );
+    assert_eq!(d.status.progress.as_deref(), Some("4/8"));
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.warning && n.reason == "MeasurementFailed"));
+}
+
+#[test]
+fn fatal_pod_problem_fails_without_waiting_for_the_timeout() {
+    let run = validated(SPEC);
+    let o = Observed {
+        target: Some(TargetObserved {
+            problem: Some("InvalidImageName".into()),
+            fatal: true,
+            ..TargetObserved::default()
+        }),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(3000));
+    assert_eq!(d.status.results.len(), 4);
+}
+
+#[test]
+fn succeeded_job_stores_the_detail_and_waits_for_the_scrape() {
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    assert!(matches!(
+        &d.actions[0],
+        Action::StoreDetail {
+            cell: 0,
+            repeat: 0,
+            ..
+        }
+    ));
+    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
+    // Window ends at 13 s; Prometheus is asked at 23 s.
+    assert_eq!(d.requeue, Some(Duration::from_secs(9)));
+}
+
+#[test]
+fn failed_job_records_a_failed_measurement_and_moves_on() {
+    let run = validated(SPEC);
+    let job = names::job_name("demo", 0, 0);
+    let o = Observed {
+        job: JobObserved::Failed("DeadlineExceeded".into()),
+        jobs: vec![job.clone()],
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    assert_eq!(d.status.results.len(), 1);
+    assert_eq!(d.status.results[0].outcome, "Failed");
+    assert!(d.status.results[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("DeadlineExceeded"));
+    assert!(d.actions.contains(&Action::DeleteJobs(vec![job])));
+    let cur = d.status.current.unwrap();
+    assert_eq!((cur.cell, cur.repeat), (0, 1));
+}
+
+#[test]
+fn load_pod_without_result_fails_the_measurement() {
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Succeeded(vec![Err("no JSON line in the log".into())]),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    assert!(d.status.results[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("no JSON line"));
+}
+
+#[test]
+fn collecting_waits_for_two_scrape_intervals_after_the_window() {
+    let run = validated(SPEC);
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        ..obs()
+    };
+    let d = plan(
+        &run,
+        &running(0, 0, stage::COLLECTING, 14_000),
+        &o,
+        at(15_000),
+    );
+    assert!(d.status.results.is_empty());
+    assert_eq!(d.requeue, Some(Duration::from_secs(8)));
+}
+
+#[test]
+fn collecting_records_the_result_once_with_usage_and_pod_facts() {
+    let run = validated(SPEC);
+    let usage = TargetUsage {
+        cpu_avg_cores: Some(0.2),
+        ..TargetUsage::default()
+    };
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        usage: Some(Ok((usage.clone(), Default::default()))),
+        target: Some(TargetObserved {
+            restarts: 5,
+            oom_kill_times_ms: vec![T0 + 5000, T0 - 60_000],
+            ..ready_target()
+        }),
+        restarts_baseline: Some(4),
+        load_nodes: vec!["node-b".into()],
+        ..obs()
+    };
+    let status = running(0, 0, stage::COLLECTING, 14_000);
+    let d = plan(&run, &status, &o, at(24_000));
+    assert_eq!(d.status.results.len(), 1);
+    let r = &d.status.results[0];
+    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.requests, 10_000);
+    assert_eq!(r.usage.cpu_avg_cores, Some(0.2));
+    assert_eq!(r.restarts, 1);
+    assert_eq!(r.oom_kills, 1);
+    assert_eq!(r.load_nodes, vec!["node-b".to_string()]);
+    assert_eq!(r.detail.as_deref(), Some("demo-detail-c0-r0"));
+    assert_eq!(d.status.progress.as_deref(), Some("1/8"));
+    assert!(d.status.summary.is_some());
+    let cur = d.status.current.clone().unwrap();
+    assert_eq!(
+        (cur.cell, cur.repeat, cur.stage.as_str()),
+        (0, 1, stage::DEPLOYING)
+    );
+
+    // A stale status (the patch above was lost) cannot record the same measurement twice.
+    let mut stale = status.clone();
+    stale.results = d.status.results.clone();
+    let again = plan(&run, &stale, &o, at(25_000));
+    assert_eq!(again.status.results.len(), 1);
+}
+
+#[test]
+fn prometheus_failure_still_records_the_load_figures_with_a_warning_event() {
+    let run = validated(SPEC);
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        usage: Some(Err("connection refused".into())),
+        ..obs()
+    };
+    let d = plan(
+        &run,
+        &running(0, 0, stage::COLLECTING, 14_000),
+        &o,
+        at(24_000),
+    );
+    assert_eq!(d.status.results[0].outcome, "Measured");
+    assert_eq!(d.status.results[0].usage, TargetUsage::default());
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.reason == "MetricsUnavailable" && n.warning));
+}
+
+#[test]
+fn restart_in_the_middle_of_loading_picks_up_the_finished_job() {
+    // The operator was down while the Job ran: status still says Loading, the Job succeeded.
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
+        ..obs()
+    };
+    let d = plan(&run, &running(1, 1, stage::LOADING, 0), &o, at(600_000));
+    assert!(matches!(
+        &d.actions[0],
+        Action::StoreDetail {
+            cell: 1,
+            repeat: 1,
+            ..
+        }
+    ));
+    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
+}
+
+#[test]
+fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() {
+    let run = validated(SPEC);
+    let o = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        job: JobObserved::Running,
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
+}
+
+#[test]
+fn last_measurement_finishes_the_run_and_cleans_up() {
+    let run = validated(SPEC);
+    let mut status = running(3, 1, stage::LOADING, 0);
+    for cell in &run.cells {
+        for r in 0..2 {
+            if (cell.index, r) != (3, 1) {
+                status
+                    .results
+                    .push(results::failed_result(&run, cell, r, "x".into()));
+            }
+        }
+    }
+    status.results[0] = CellResult {
+        outcome: "Measured".into(),
+        ..status.results[0].clone()
+    };
+    let o = Observed {
+        job: JobObserved::Failed("boom".into()),
+        target_configs: vec!["abc".into()],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(50_000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert!(d.status.current.is_none());
+    assert_eq!(d.status.completion_time, Some(Time(at(50_000))));
+    assert_eq!(d.status.progress.as_deref(), Some("8/8"));
+    assert_eq!(cond(&d.status, condition::SUCCEEDED).status, "True");
+    assert_eq!(cond(&d.status, condition::RUNNING).status, "False");
+    assert!(d.actions.contains(&Action::DeleteTargets { except: None }));
+}
+
+#[test]
+fn run_with_nothing_measured_fails() {
+    let run = validated(
+        &SPEC
+            .replace("repeats: 2", "repeats: 1")
+            .replace("cpu: [\"250m\", \"500m\"], ", ""),
+    );
+    let o = Observed {
+        target: Some(TargetObserved {
+            fatal: true,
+            problem: Some("ErrImageNeverPull".into()),
+            ..TargetObserved::default()
+        }),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
+    assert_eq!(cond(&d.status, condition::FAILED).status, "True");
+}
+
+#[test]
+fn finished_run_is_deleted_after_its_ttl() {
+    let run = validated(&format!("{SPEC}cleanup: {{ttlSecondsAfterFinished: 60}}\n"));
+    let status = BenchmarkRunStatus {
+        phase: Some(phase::SUCCEEDED.into()),
+        completion_time: Some(Time(at(0))),
+        ..BenchmarkRunStatus::default()
+    };
+    let d = plan(&run, &status, &obs(), at(30_000));
+    assert!(d.actions.is_empty());
+    assert_eq!(d.requeue, Some(Duration::from_secs(30)));
+    let d = plan(&run, &status, &obs(), at(60_000));
+    assert_eq!(d.actions, vec![Action::DeleteRun]);
+}
+
+#[test]
+fn keep_on_failure_keeps_the_children_of_a_failed_run() {
+    let run = validated(&format!("{SPEC}cleanup: {{policy: KeepOnFailure}}\n"));
+    let status = BenchmarkRunStatus {
+        phase: Some(phase::FAILED.into()),
+        ..BenchmarkRunStatus::default()
+    };
+    let o = Observed {
+        target_configs: vec!["abc".into()],
+        jobs: vec!["j".into()],
+        ..obs()
+    };
+    assert!(plan(&run, &status, &o, at(0)).actions.is_empty());
+    let status = BenchmarkRunStatus {
+        phase: Some(phase::SUCCEEDED.into()),
+        ..status
+    };
+    assert_eq!(plan(&run, &status, &o, at(0)).actions.len(), 2);
+}
+
+#[test]
+fn invalid_spec_fails_the_run_with_accepted_false_and_one_event() {
+    let errors = vec![FieldError {
+        field: "spec.load".into(),
+        message: "set exactly one".into(),
+    }];
+    let d = plan_invalid(&BenchmarkRunStatus::default(), &errors, Some(2), at(0));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
+    let accepted = cond(&d.status, condition::ACCEPTED);
+    assert_eq!(
+        (accepted.status.as_str(), accepted.reason.as_str()),
+        ("False", "InvalidSpec")
+    );
+    assert!(accepted.message.contains("spec.load: set exactly one"));
+    assert_eq!(d.notes.len(), 1);
+    assert!(plan_invalid(&d.status, &errors, Some(2), at(1))
+        .notes
+        .is_empty());
+}
+
+#[test]
+fn condition_transition_time_is_kept_while_its_status_holds() {
+    let mut conds = Vec::new();
+    set_condition(&mut conds, "Running", true, "A", "a".into(), at(0), None);
+    set_condition(&mut conds, "Running", true, "B", "b".into(), at(5), None);
+    assert_eq!(conds[0].last_transition_time, Time(at(0)));
+    assert_eq!(conds[0].reason, "B");
+    set_condition(&mut conds, "Running", false, "C", "c".into(), at(9), None);
+    assert_eq!(conds[0].last_transition_time, Time(at(9)));
+}
+
+#[test]
+fn focus_is_the_current_measurement_or_the_first_without_a_result() {
+    let run = validated(SPEC);
+    assert_eq!(focus(&run, &BenchmarkRunStatus::default()), Some((0, 0)));
+    assert_eq!(focus(&run, &running(2, 1, stage::LOADING, 0)), Some((2, 1)));
+    let mut s = BenchmarkRunStatus::default();
+    s.results
+        .push(results::failed_result(&run, &run.cells[0], 0, "x".into()));
+    assert_eq!(focus(&run, &s), Some((0, 1)));
+}
+
+#[test]
+fn oversized_detail_drops_per_second_histograms_first() {
+    let mut r = load_result(0);
+    r.timeline = (0..200)
+        .map(|s| benchrun_load::TimelineEntry {
+            second: s,
+            requests: 1,
+            errors: 0,
+            p50_us: 1,
+            p99_us: 2,
+            histogram: "x".repeat(8000),
+        })
+        .collect();
+    let json = detail_json(&r);
+    assert!(json.len() < DETAIL_MAX_BYTES);
+    let back: LoadResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.timeline.len(), 200);
+}
