@@ -1,0 +1,414 @@
+//! The Prometheus client: instant queries against `/api/v1/query` for one measured window.
+//!
+//! I/O at the edge: the query strings come from [`crate::promql`], the response parsing is a
+//! pure function ([`parse_response`]) tested on its own. An empty result is missing data
+//! (`None`, never zero); a transport failure, an HTTP error or a Prometheus error is a
+//! [`PromError`], which the caller records as `MetricsUnavailable`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use benchrun_api::{ExtraQuery, TargetUsage};
+use serde::Deserialize;
+
+use crate::promql::{self, Selector, Window};
+
+/// Timeout of one HTTP request to Prometheus (connect included).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+/// Timeout of establishing the TCP connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Query evaluation timeout passed to Prometheus (below [`REQUEST_TIMEOUT`], so Prometheus
+/// answers with its own error first).
+const EVAL_TIMEOUT: &str = "10s";
+
+/// What failed when talking to Prometheus.
+#[derive(Debug, thiserror::Error)]
+pub enum PromError {
+    /// The base URL is not an http(s) URL.
+    #[error("failed to use Prometheus URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("failed to build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// Connect, timeout or read failure.
+    #[error("failed to reach Prometheus at {url}: {source}")]
+    Unreachable {
+        /// The request URL (without the query).
+        url: String,
+        /// The transport error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// Prometheus answered with an error (bad query, timeout, overload).
+    #[error("failed to evaluate {query:?}: Prometheus answered {status} {error_type}: {message}")]
+    Query {
+        /// The PromQL.
+        query: String,
+        /// HTTP status code.
+        status: u16,
+        /// Prometheus' `errorType`, e.g. `bad_data`.
+        error_type: String,
+        /// Prometheus' `error` message.
+        message: String,
+    },
+    /// The answer was not a Prometheus API response of a usable type.
+    #[error("failed to read the answer to {query:?}: {reason}")]
+    BadResponse {
+        /// The PromQL.
+        query: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// The figures to read for one measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UsageQuery {
+    /// Namespace of the run (target and load pods).
+    pub namespace: String,
+    /// Regex of the target pod names.
+    pub target_pods: String,
+    /// Regex of the load pod names.
+    pub load_pods: String,
+    /// Start of the measured window.
+    pub start: jiff::Timestamp,
+    /// End of the measured window (queries are evaluated at this instant).
+    pub end: jiff::Timestamp,
+    /// CPU limit of the target summed over its replicas, in cores.
+    pub target_cpu_limit_cores: f64,
+    /// CPU limit summed over the load pods, in cores.
+    pub load_cpu_limit_cores: f64,
+    /// The run's extra queries.
+    pub extra: Vec<ExtraQuery>,
+}
+
+/// A Prometheus HTTP API client.
+#[derive(Clone, Debug)]
+pub struct Prometheus {
+    client: reqwest::Client,
+    query_url: String,
+    sample_interval: Duration,
+}
+
+impl Prometheus {
+    /// A client for the Prometheus at `base_url` (e.g. `http://prometheus:9090`, or with a path
+    /// prefix such as `http://host/prometheus`).
+    pub fn new(base_url: &str) -> Result<Self, PromError> {
+        let trimmed = base_url.trim().trim_end_matches('/');
+        let invalid = |reason: &str| PromError::InvalidUrl {
+            url: base_url.to_string(),
+            reason: reason.to_string(),
+        };
+        let parsed = reqwest::Url::parse(trimmed).map_err(|e| invalid(&e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(invalid("the scheme must be http or https"));
+        }
+        if parsed.query().is_some() {
+            return Err(invalid("the URL must not have a query string"));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(PromError::Client)?;
+        Ok(Prometheus {
+            client,
+            query_url: format!("{trimmed}/api/v1/query"),
+            sample_interval: promql::DEFAULT_SAMPLE_INTERVAL,
+        })
+    }
+
+    /// Sets the spacing of cAdvisor samples that the CPU peak's short range is sized for
+    /// (default [`promql::DEFAULT_SAMPLE_INTERVAL`]).
+    pub fn with_sample_interval(mut self, interval: Duration) -> Self {
+        self.sample_interval = interval;
+        self
+    }
+
+    /// Evaluates one instant query at `time`. `Ok(None)` when the result is empty or not a
+    /// number (NaN, e.g. a ratio over no CFS periods).
+    pub async fn instant(
+        &self,
+        query: &str,
+        time: jiff::Timestamp,
+    ) -> Result<Option<f64>, PromError> {
+        let time = format!("{:.3}", time.as_millisecond() as f64 / 1000.0);
+        let response = self
+            .client
+            .get(&self.query_url)
+            .query(&[("query", query), ("time", &time), ("timeout", EVAL_TIMEOUT)])
+            .send()
+            .await
+            .map_err(|source| self.unreachable(source))?;
+        let status = response.status().as_u16();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|source| self.unreachable(source))?;
+        parse_response(query, status, &body)
+    }
+
+    fn unreachable(&self, source: reqwest::Error) -> PromError {
+        PromError::Unreachable {
+            url: self.query_url.clone(),
+            source: source.without_url(),
+        }
+    }
+
+    /// Reads the target's and the load pods' usage over the window, plus the extra queries.
+    ///
+    /// Missing data leaves the figure `None`. Any transport or Prometheus error of the
+    /// built-in queries fails the whole call. An extra query that fails or does not return
+    /// exactly one number is left out of the map (and logged): a user's typo must not cost
+    /// the CPU and memory figures.
+    pub async fn usage(
+        &self,
+        q: &UsageQuery,
+    ) -> Result<(TargetUsage, BTreeMap<String, f64>), PromError> {
+        let w = Window::between(q.start, q.end, self.sample_interval);
+        let target = Selector {
+            namespace: &q.namespace,
+            pods: &q.target_pods,
+        };
+        let load = Selector {
+            namespace: &q.namespace,
+            pods: &q.load_pods,
+        };
+        let queries = [
+            promql::cpu_avg(&target, &w),
+            promql::cpu_peak(&target, &w),
+            promql::cpu_throttled(&target, &w),
+            promql::memory_avg(&target, &w),
+            promql::memory_peak(&target, &w),
+            promql::cpu_avg(&load, &w),
+        ];
+        let values =
+            futures::future::try_join_all(queries.iter().map(|p| self.instant(p, q.end))).await?;
+        let values: [Option<f64>; 6] = values.try_into().expect("six queries give six values");
+        let usage = usage_from(values, q.target_cpu_limit_cores, q.load_cpu_limit_cores);
+        let mut extra = BTreeMap::new();
+        for e in &q.extra {
+            let query = promql::extra(&e.query, &target, &w);
+            match self.instant(&query, q.end).await {
+                Ok(Some(v)) => {
+                    extra.insert(e.name.clone(), v);
+                }
+                Ok(None) => tracing::warn!(name = %e.name, %query, "extra query returned no data"),
+                Err(err) => tracing::warn!(name = %e.name, error = %err, "extra query failed"),
+            }
+        }
+        Ok((usage, extra))
+    }
+}
+
+/// Turns raw figures into [`TargetUsage`], adding the fractions of the limits. Order:
+/// CPU avg, CPU peak, throttled fraction, memory avg, memory peak, load CPU avg.
+pub fn usage_from(v: [Option<f64>; 6], target_limit: f64, load_limit: f64) -> TargetUsage {
+    let [cpu_avg, cpu_peak, throttled, mem_avg, mem_peak, load_cpu] = v;
+    let of = |x: Option<f64>, limit: f64| x.filter(|_| limit > 0.0).map(|x| round(x / limit, 4));
+    TargetUsage {
+        cpu_avg_cores: cpu_avg.map(|x| round(x, 4)),
+        cpu_peak_cores: cpu_peak.map(|x| round(x, 4)),
+        cpu_avg_of_limit: of(cpu_avg, target_limit),
+        cpu_peak_of_limit: of(cpu_peak, target_limit),
+        cpu_throttled: throttled.map(|x| round(x, 4)),
+        memory_avg_bytes: mem_avg.map(|x| x.round() as i64),
+        memory_peak_bytes: mem_peak.map(|x| x.round() as i64),
+        load_cpu_cores: load_cpu.map(|x| round(x, 4)),
+        load_cpu_of_limit: of(load_cpu, load_limit),
+    }
+}
+
+fn round(x: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    (x * f).round() / f
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiResponse {
+    status: String,
+    #[serde(default)]
+    data: Option<ApiData>,
+    #[serde(default)]
+    error_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiData {
+    result_type: String,
+    result: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct Sample {
+    value: (f64, String),
+}
+
+/// Parses a `/api/v1/query` answer into its single number.
+///
+/// A vector with one sample or a scalar gives its value; an empty vector, NaN or ±Inf gives
+/// `None`; a vector of several series, a matrix or a string is an error (the built-in
+/// queries are sums, so they never return several series).
+pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f64>, PromError> {
+    let bad = |reason: String| PromError::BadResponse {
+        query: query.to_string(),
+        reason,
+    };
+    let api: ApiResponse = serde_json::from_slice(body).map_err(|e| {
+        let head = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
+        bad(format!(
+            "HTTP {status}, not a Prometheus API answer ({e}): {head:?}"
+        ))
+    })?;
+    if api.status != "success" || !(200..300).contains(&status) {
+        return Err(PromError::Query {
+            query: query.to_string(),
+            status,
+            error_type: api.error_type.unwrap_or_else(|| api.status.clone()),
+            message: api.error.unwrap_or_default(),
+        });
+    }
+    let data = api
+        .data
+        .ok_or_else(|| bad("no data in a success answer".into()))?;
+    let text = match data.result_type.as_str() {
+        "scalar" => {
+            let (_, v): (f64, String) = serde_json::from_value(data.result)
+                .map_err(|e| bad(format!("malformed scalar: {e}")))?;
+            v
+        }
+        "vector" => {
+            let mut samples: Vec<Sample> = serde_json::from_value(data.result)
+                .map_err(|e| bad(format!("malformed vector: {e}")))?;
+            match samples.len() {
+                0 => return Ok(None),
+                1 => samples.remove(0).value.1,
+                n => return Err(bad(format!("{n} series where one number was expected"))),
+            }
+        }
+        other => return Err(bad(format!("a {other} where one number was expected"))),
+    };
+    let v: f64 = text
+        .parse()
+        .map_err(|_| bad(format!("{text:?} is not a number")))?;
+    Ok(v.is_finite().then_some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(status: u16, body: &str) -> Result<Option<f64>, PromError> {
+        parse_response("up", status, body.as_bytes())
+    }
+
+    #[test]
+    fn a_one_sample_vector_gives_its_value() {
+        let body = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1764511200.5,"0.4987"]}]}}"#;
+        assert_eq!(parse(200, body).unwrap(), Some(0.4987));
+    }
+
+    #[test]
+    fn an_empty_vector_is_missing_data_not_zero() {
+        let body = r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+        assert_eq!(parse(200, body).unwrap(), None);
+    }
+
+    #[test]
+    fn a_scalar_gives_its_value() {
+        let body =
+            r#"{"status":"success","data":{"resultType":"scalar","result":[1764511200,"42"]}}"#;
+        assert_eq!(parse(200, body).unwrap(), Some(42.0));
+    }
+
+    #[test]
+    fn nan_and_infinity_are_missing_data() {
+        for v in ["NaN", "+Inf", "-Inf"] {
+            let body = format!(
+                r#"{{"status":"success","data":{{"resultType":"vector","result":[{{"metric":{{}},"value":[1,"{v}"]}}]}}}}"#
+            );
+            assert_eq!(parse(200, &body).unwrap(), None, "{v}");
+        }
+    }
+
+    #[test]
+    fn several_series_are_an_error() {
+        let body = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1,"1"]},{"metric":{"a":"2"},"value":[1,"2"]}]}}"#;
+        let err = parse(200, body).unwrap_err().to_string();
+        assert!(err.contains("2 series"), "{err}");
+    }
+
+    #[test]
+    fn a_prometheus_error_names_the_query_and_message() {
+        let body = r#"{"status":"error","errorType":"bad_data","error":"parse error at char 3"}"#;
+        let err = parse(400, body).unwrap_err();
+        assert!(matches!(err, PromError::Query { status: 400, .. }));
+        assert_eq!(
+            err.to_string(),
+            r#"failed to evaluate "up": Prometheus answered 400 bad_data: parse error at char 3"#
+        );
+    }
+
+    #[test]
+    fn a_non_json_answer_is_a_bad_response() {
+        let err = parse(502, "<html>Bad Gateway</html>")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("HTTP 502"), "{err}");
+        assert!(err.contains("Bad Gateway"), "{err}");
+    }
+
+    #[test]
+    fn usage_adds_fractions_of_the_limits() {
+        let u = usage_from(
+            [
+                Some(0.49871),
+                Some(0.5123),
+                Some(0.92),
+                Some(1.5e6),
+                Some(2.0e6),
+                Some(0.9),
+            ],
+            0.5,
+            1.0,
+        );
+        assert_eq!(u.cpu_avg_cores, Some(0.4987));
+        assert_eq!(u.cpu_avg_of_limit, Some(0.9974));
+        assert_eq!(u.cpu_peak_of_limit, Some(1.0246));
+        assert_eq!(u.cpu_throttled, Some(0.92));
+        assert_eq!(u.memory_avg_bytes, Some(1_500_000));
+        assert_eq!(u.memory_peak_bytes, Some(2_000_000));
+        assert_eq!(u.load_cpu_cores, Some(0.9));
+        assert_eq!(u.load_cpu_of_limit, Some(0.9));
+    }
+
+    #[test]
+    fn usage_without_data_or_limit_has_no_fractions() {
+        let u = usage_from([None, None, None, None, None, Some(0.5)], 1.0, 0.0);
+        assert_eq!(u.cpu_avg_of_limit, None);
+        assert_eq!(u.load_cpu_cores, Some(0.5));
+        assert_eq!(u.load_cpu_of_limit, None);
+    }
+
+    #[test]
+    fn new_rejects_urls_that_are_not_http() {
+        assert!(Prometheus::new("ftp://x").is_err());
+        assert!(Prometheus::new("not a url").is_err());
+        assert!(Prometheus::new("http://p:9090/?x=1").is_err());
+    }
+
+    #[test]
+    fn new_accepts_a_path_prefix_and_a_trailing_slash() {
+        let p = Prometheus::new("http://host/prometheus/").unwrap();
+        assert_eq!(p.query_url, "http://host/prometheus/api/v1/query");
+    }
+}

@@ -1,0 +1,332 @@
+//! Turning what was measured into the run's record: a [`CellResult`] per measurement, the
+//! `HighVariance` check across repeats, the run summary and the result conditions.
+//!
+//! Pure: no client, no clock. The load figures come from the merged [`LoadResult`], the usage
+//! from Prometheus ([`crate::prometheus`]) and the pod facts from the observed target pods.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::{
+    condition, Cell, CellResult, Coordinates, ErrorCounts, Latency, Summary, TargetUsage,
+    ValidatedRun,
+};
+use benchrun_load::{LatencyStats, LoadResult};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::slo;
+use crate::validity::{self, code, code_of};
+
+/// Outcome of a measurement that produced load figures.
+pub const MEASURED: &str = "Measured";
+/// Outcome of a measurement that could not be carried out.
+pub const FAILED: &str = "Failed";
+
+/// Reasons of the conditions from [`result_conditions`].
+pub mod reason {
+    /// Every measured cell met the SLOs.
+    pub const SLOS_MET: &str = "AllCellsMet";
+    /// At least one measured cell violated an SLO.
+    pub const SLO_VIOLATED: &str = "SLOViolated";
+    /// Nothing measured yet.
+    pub const NO_MEASUREMENTS: &str = "NoMeasurements";
+    /// No measurement raised a validity warning.
+    pub const NO_WARNINGS: &str = "NoWarnings";
+    /// Some measurement raised a validity warning.
+    pub const SUSPECT: &str = "SuspectResults";
+    /// Prometheus gave CPU and memory for every measurement.
+    pub const METRICS_READ: &str = "MetricsRead";
+    /// Prometheus gave no CPU or memory for some measurement.
+    pub const METRICS_MISSING: &str = "MetricsMissing";
+}
+
+/// What the observed target and load pods showed during the measurement.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodFacts {
+    /// Container restarts of the target pods during the measurement.
+    pub restarts: i32,
+    /// OOM kills of the target containers during the measurement.
+    pub oom_kills: i32,
+    /// Nodes of the target pods.
+    pub target_nodes: Vec<String>,
+    /// Nodes of the load pods.
+    pub load_nodes: Vec<String>,
+}
+
+/// The coordinates of a cell, with target and scenario by name.
+pub fn coordinates(run: &ValidatedRun, cell: &Cell) -> Coordinates {
+    let name = |n: Option<&str>| n.unwrap_or_default().to_string();
+    Coordinates {
+        target: name(run.spec.targets.get(cell.target).map(|t| t.name.as_str())),
+        scenario: name(
+            run.spec
+                .scenarios
+                .get(cell.scenario)
+                .map(|s| s.name.as_str()),
+        ),
+        cpu: cell.cpu.clone(),
+        memory: cell.memory.clone(),
+        replicas: cell.replicas,
+        connections: cell.connections,
+        rate: cell.rate,
+    }
+}
+
+/// The result of a measurement that produced load figures, with its validity warnings and
+/// SLO verdict (`HighVariance` is added later by [`apply_variance`]).
+///
+/// Errors map onto the status classes as: `connectRefused` ← connect refused;
+/// `connectTimeout` ← connect timeout; `timeout` ← request timeout; `read` ← read error or
+/// reset + body shorter than announced + invalid HTTP + other connect failures (e.g. no local
+/// port); `status4xx`/`status5xx` ← the status classes. The classes add up to the generator's
+/// error total. In the open model `latencyMs` is the coordinated-omission-corrected latency.
+#[allow(clippy::too_many_arguments)] // the contract between the operator's halves
+pub fn measured_result(
+    run: &ValidatedRun,
+    cell: &Cell,
+    repeat: usize,
+    load: &LoadResult,
+    usage: Option<&TargetUsage>,
+    extra: BTreeMap<String, f64>,
+    pods: &PodFacts,
+    detail: Option<String>,
+) -> CellResult {
+    let e = &load.errors;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let mut r = CellResult {
+        cell: cell.index as i32,
+        repeat: repeat as i32,
+        coordinates: coordinates(run, cell),
+        outcome: MEASURED.to_string(),
+        reason: None,
+        requests: int(load.requests),
+        warmup_requests: int(load.warmup_requests),
+        errors: ErrorCounts {
+            connect_refused: int(e.connect_refused),
+            connect_timeout: int(e.connect_timeout),
+            timeout: int(e.timeout),
+            read: int(e.read + e.body_mismatch + e.protocol + e.connect_other),
+            status4xx: int(e.status_4xx),
+            status5xx: int(e.status_5xx),
+        },
+        error_rate: if load.requests == 0 {
+            0.0
+        } else {
+            round(e.total as f64 / load.requests as f64, 6)
+        },
+        bytes: int(load.bytes),
+        throughput: round(load.throughput, 3),
+        latency_ms: latency_ms(&load.latency),
+        connect_ms: (load.connect.count > 0).then(|| us_to_ms(load.connect.mean_us)),
+        generator_cpu_us_per_request: (load.requests > 0)
+            .then(|| round(load.cpu.us_per_request, 3)),
+        usage: usage.cloned().unwrap_or_default(),
+        restarts: pods.restarts,
+        oom_kills: pods.oom_kills,
+        target_nodes: pods.target_nodes.clone(),
+        load_nodes: pods.load_nodes.clone(),
+        window_start: time(load.window_start_ms),
+        window_end: time(load.window_end_ms),
+        slo: None,
+        warnings: Vec::new(),
+        extra,
+        detail,
+    };
+    r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
+    r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
+    r
+}
+
+/// The result of a measurement that could not be carried out.
+pub fn failed_result(run: &ValidatedRun, cell: &Cell, repeat: usize, reason: String) -> CellResult {
+    CellResult {
+        cell: cell.index as i32,
+        repeat: repeat as i32,
+        coordinates: coordinates(run, cell),
+        outcome: FAILED.to_string(),
+        reason: Some(reason),
+        ..CellResult::default()
+    }
+}
+
+fn round(x: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    (x * f).round() / f
+}
+
+fn us_to_ms(us: f64) -> f64 {
+    round(us / 1000.0, 3)
+}
+
+fn latency_ms(l: &LatencyStats) -> Latency {
+    let ms = |us: u64| us_to_ms(us as f64);
+    Latency {
+        mean: us_to_ms(l.mean_us),
+        p50: ms(l.p50_us),
+        p90: ms(l.p90_us),
+        p99: ms(l.p99_us),
+        p999: ms(l.p999_us),
+        max: ms(l.max_us),
+    }
+}
+
+fn time(ms: u64) -> Option<Time> {
+    let ms = i64::try_from(ms).ok().filter(|ms| *ms > 0)?;
+    jiff::Timestamp::from_millisecond(ms).ok().map(Time)
+}
+
+/// Adds `HighVariance` to every measured repeat of each cell whose throughput's coefficient of
+/// variation across its measured repeats exceeds 10 %, replacing an earlier `HighVariance`
+/// (so calling it again, or after another repeat, never duplicates the warning).
+pub fn apply_variance(results: &mut [CellResult], repeats: usize) {
+    if repeats < 2 {
+        return;
+    }
+    let found = validity::variance_warnings(results);
+    for r in results.iter_mut() {
+        r.warnings.retain(|w| code_of(w) != code::HIGH_VARIANCE);
+        if r.outcome == MEASURED {
+            if let Some(w) = found.get(&r.cell) {
+                r.warnings.push(w.clone());
+            }
+        }
+    }
+}
+
+/// A cell's coordinates in one line, e.g. `express/hello cpu=1 c=100`; memory, replicas and
+/// rate appear when the run sweeps or sets them.
+pub fn describe(run: &ValidatedRun, c: &Coordinates) -> String {
+    let m = run.spec.matrix.clone().unwrap_or_default();
+    let mut s = format!("{}/{} cpu={}", c.target, c.scenario, c.cpu);
+    if m.memory.len() > 1 {
+        s += &format!(" mem={}", c.memory);
+    }
+    if m.replicas.len() > 1 || c.replicas != 1 {
+        s += &format!(" replicas={}", c.replicas);
+    }
+    s += &format!(" c={}", c.connections);
+    if let Some(rate) = c.rate {
+        s += &format!(" rate={rate}");
+    }
+    s
+}
+
+/// The headline of the run: best throughput and its p99 and cell, failed and suspect counts,
+/// and the SLO tally (absent without SLOs or before any verdict).
+pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
+    let best = results
+        .iter()
+        .filter(|r| r.outcome == MEASURED)
+        .max_by(|a, b| a.throughput.total_cmp(&b.throughput));
+    let verdicts: Vec<&str> = results.iter().filter_map(|r| r.slo.as_deref()).collect();
+    let violated = verdicts.iter().filter(|v| slo::is_violated(v)).count();
+    Summary {
+        best_throughput: best.map(|r| r.throughput.round() as i64),
+        best_p99: best.map(|r| slo::format_latency(r.latency_ms.p99)),
+        best_cell: best.map(|r| describe(run, &r.coordinates)),
+        failed: results.iter().filter(|r| r.outcome == FAILED).count() as i32,
+        suspect: results.iter().filter(|r| !r.warnings.is_empty()).count() as i32,
+        slo: match (&run.slo, verdicts.is_empty(), violated) {
+            (None, _, _) | (_, true, _) => None,
+            (_, _, 0) => Some(slo::MET.to_string()),
+            (_, _, n) => Some(format!("{} ({n})", slo::VIOLATED)),
+        },
+    }
+}
+
+/// The result conditions as (type, status, reason, message): `SLOsMet` (only when the run has
+/// SLOs), `ResultsValid` and `MetricsAvailable`.
+pub fn result_conditions(
+    run: &ValidatedRun,
+    results: &[CellResult],
+) -> Vec<(&'static str, bool, String, String)> {
+    let measured: Vec<&CellResult> = results.iter().filter(|r| r.outcome == MEASURED).collect();
+    let n = measured.len();
+    let mut out = Vec::new();
+    if run.slo.is_some() {
+        let violated: Vec<String> = measured
+            .iter()
+            .filter_map(|r| {
+                let v = r.slo.as_deref().filter(|v| slo::is_violated(v))?;
+                Some(format!(
+                    "{} r{}: {v}",
+                    describe(run, &r.coordinates),
+                    r.repeat
+                ))
+            })
+            .collect();
+        out.push(match (n, violated.len()) {
+            (0, _) => (
+                condition::SLOS_MET,
+                false,
+                reason::NO_MEASUREMENTS.into(),
+                "no cell has been measured".into(),
+            ),
+            (_, 0) => (
+                condition::SLOS_MET,
+                true,
+                reason::SLOS_MET.into(),
+                format!("all {n} measurements met the SLOs"),
+            ),
+            (_, v) => (
+                condition::SLOS_MET,
+                false,
+                reason::SLO_VIOLATED.into(),
+                format!(
+                    "{v} of {n} measurements violated the SLOs: {}",
+                    first(&violated, 3)
+                ),
+            ),
+        });
+    }
+    let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in measured.iter().flat_map(|r| &r.warnings) {
+        *codes.entry(code_of(w)).or_default() += 1;
+    }
+    let suspect = measured.iter().filter(|r| !r.warnings.is_empty()).count();
+    out.push(if suspect == 0 {
+        (
+            condition::RESULTS_VALID,
+            true,
+            reason::NO_WARNINGS.into(),
+            format!("no validity warning in {n} measurements"),
+        )
+    } else {
+        let list: Vec<String> = codes.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
+        (
+            condition::RESULTS_VALID,
+            false,
+            reason::SUSPECT.into(),
+            format!(
+                "{suspect} of {n} measurements have validity warnings: {}",
+                list.join(", ")
+            ),
+        )
+    });
+    let missing: Vec<String> = measured
+        .iter()
+        .filter(|r| {
+            r.warnings
+                .iter()
+                .any(|w| code_of(w) == code::METRICS_UNAVAILABLE)
+        })
+        .map(|r| format!("cell {} r{}", r.cell, r.repeat))
+        .collect();
+    out.push(if missing.is_empty() {
+        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {n} measurements"))
+    } else {
+        (condition::METRICS_AVAILABLE, false, reason::METRICS_MISSING.into(), format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept", missing.len(), first(&missing, 5)))
+    });
+    out
+}
+
+fn first(items: &[String], k: usize) -> String {
+    let mut s = items.iter().take(k).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > k {
+        s += &format!("; and {} more", items.len() - k);
+    }
+    s
+}
+
+#[cfg(test)]
+#[path = "results_tests.rs"]
+pub(crate) mod tests;

@@ -1,0 +1,407 @@
+//! Tests of the result mapping, variance, summary and conditions, and the fixtures shared
+//! with the validity tests.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::{validate, BenchmarkRunSpec, CellResult, TargetUsage, ValidatedRun};
+use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
+
+use super::*;
+
+/// A run of two targets × two connection counts with 3 repeats, a 10 s warm-up and SLOs.
+pub(crate) fn run_yaml(extra: &str) -> ValidatedRun {
+    let yaml = format!(
+        r#"
+targets:
+  - {{name: express, image: "x:1", port: 3000}}
+  - {{name: spring, image: "y:1"}}
+scenarios:
+  - {{name: hello, path: /hello}}
+resources: {{cpu: "1", memory: 1Gi}}
+load: {{connections: 100, duration: 30s, warmup: 10s}}
+matrix: {{connections: [10, 100]}}
+repeats: 3
+{extra}
+"#
+    );
+    let spec: BenchmarkRunSpec = serde_yaml::from_str(&yaml).unwrap();
+    validate(&spec).unwrap()
+}
+
+/// [`run_yaml`] with `slo: {p99: 200ms, errorRate: 1%}`.
+pub(crate) fn run() -> ValidatedRun {
+    run_yaml("slo: {p99: 200ms, errorRate: 1%}")
+}
+
+fn stats(mean_us: f64, p50: u64, p99: u64, max: u64) -> LatencyStats {
+    LatencyStats {
+        count: 1,
+        mean_us,
+        p50_us: p50,
+        p75_us: p50,
+        p90_us: p99,
+        p99_us: p99,
+        p999_us: max,
+        p9999_us: max,
+        max_us: max,
+        ..LatencyStats::default()
+    }
+}
+
+/// 10 000 requests in 10 s (1000 req/s), p99 41.2 ms, 2 threads, 20 µs CPU per request.
+pub(crate) fn load() -> LoadResult {
+    LoadResult {
+        schema: SCHEMA.into(),
+        url: "http://10.96.0.7:3000/hello".into(),
+        method: "GET".into(),
+        model: Model::Closed,
+        rate: None,
+        connections: 100,
+        threads: 2,
+        keepalive: true,
+        window_start_ms: 1_764_511_200_000,
+        window_end_ms: 1_764_511_210_000,
+        duration: 10.0,
+        requests: 10_000,
+        successes: 10_000,
+        errors: ErrorCounts::default(),
+        bytes: 1_200_000,
+        throughput: 1000.0,
+        warmup_requests: 2_500,
+        latency: stats(12_345.6789, 10_100, 41_200, 90_500),
+        latency_uncorrected: None,
+        connect: stats(250.0, 240, 400, 900),
+        schedule_lag: None,
+        cpu: CpuStats::new(150_000, 50_000, 10_000),
+        timeline: Vec::new(),
+        histograms: Histograms {
+            latency: String::new(),
+            latency_uncorrected: None,
+            connect: String::new(),
+        },
+    }
+}
+
+/// Usage of a target busy at 80 % of its limit, load pods at 30 %.
+pub(crate) fn usage() -> TargetUsage {
+    TargetUsage {
+        cpu_avg_cores: Some(0.8),
+        cpu_peak_cores: Some(0.95),
+        cpu_avg_of_limit: Some(0.8),
+        cpu_peak_of_limit: Some(0.95),
+        cpu_throttled: Some(0.1),
+        memory_avg_bytes: Some(100 << 20),
+        memory_peak_bytes: Some(120 << 20),
+        load_cpu_cores: Some(0.3),
+        load_cpu_of_limit: Some(0.3),
+    }
+}
+
+/// Target and load pods on different nodes, no restarts.
+pub(crate) fn pods() -> PodFacts {
+    PodFacts {
+        target_nodes: vec!["node-a".into()],
+        load_nodes: vec!["node-b".into()],
+        ..PodFacts::default()
+    }
+}
+
+/// The measured result of cell 1 (express, c=100), repeat 0, from the fixtures above.
+pub(crate) fn measured() -> CellResult {
+    let run = run();
+    measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &load(),
+        Some(&usage()),
+        BTreeMap::new(),
+        &pods(),
+        None,
+    )
+}
+
+#[test]
+fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
+    let run = run();
+    let mut extra = BTreeMap::new();
+    extra.insert("rps".to_string(), 998.0);
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        2,
+        &load(),
+        Some(&usage()),
+        extra.clone(),
+        &pods(),
+        Some("run-detail-c1-r2".into()),
+    );
+    assert_eq!((r.cell, r.repeat), (1, 2));
+    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.coordinates.target, "express");
+    assert_eq!(r.coordinates.scenario, "hello");
+    assert_eq!(r.coordinates.connections, 100);
+    assert_eq!(r.coordinates.cpu, "1");
+    assert_eq!(r.coordinates.memory, "1Gi");
+    assert_eq!(r.coordinates.rate, None);
+    assert_eq!(
+        (r.requests, r.warmup_requests, r.bytes),
+        (10_000, 2_500, 1_200_000)
+    );
+    assert_eq!(r.throughput, 1000.0);
+    assert_eq!(r.error_rate, 0.0);
+    assert_eq!(r.latency_ms.mean, 12.346);
+    assert_eq!(r.latency_ms.p50, 10.1);
+    assert_eq!(r.latency_ms.p99, 41.2);
+    assert_eq!(r.latency_ms.max, 90.5);
+    assert_eq!(r.connect_ms, Some(0.25));
+    assert_eq!(r.generator_cpu_us_per_request, Some(20.0));
+    assert_eq!(r.usage, usage());
+    assert_eq!(r.target_nodes, vec!["node-a".to_string()]);
+    assert_eq!(r.load_nodes, vec!["node-b".to_string()]);
+    assert_eq!(
+        r.window_start.as_ref().map(|t| t.0.to_string()),
+        Some("2025-11-30T14:00:00Z".into())
+    );
+    assert_eq!(
+        r.window_end.as_ref().map(|t| t.0.to_string()),
+        Some("2025-11-30T14:00:10Z".into())
+    );
+    assert_eq!(r.slo.as_deref(), Some("Met"));
+    assert_eq!(r.warnings, Vec::<String>::new());
+    assert_eq!(r.extra, extra);
+    assert_eq!(r.detail.as_deref(), Some("run-detail-c1-r2"));
+}
+
+#[test]
+fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
+    let run = run();
+    let mut l = load();
+    l.errors = ErrorCounts {
+        total: 200,
+        connect_refused: 1,
+        connect_timeout: 2,
+        connect_other: 3,
+        timeout: 4,
+        read: 5,
+        body_mismatch: 6,
+        protocol: 7,
+        status_4xx: 8,
+        status_5xx: 164,
+        status_codes: [(500, 164), (404, 8)].into(),
+    };
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &pods(),
+        None,
+    );
+    let e = &r.errors;
+    assert_eq!((e.connect_refused, e.connect_timeout, e.timeout), (1, 2, 4));
+    assert_eq!(e.read, 5 + 6 + 7 + 3);
+    assert_eq!((e.status4xx, e.status5xx), (8, 164));
+    assert_eq!(
+        e.connect_refused + e.connect_timeout + e.timeout + e.read + e.status4xx + e.status5xx,
+        200
+    );
+    assert_eq!(r.error_rate, 0.02);
+    assert_eq!(r.slo.as_deref(), Some("Violated: error rate 2.0% > 1%"));
+    assert!(r.warnings[0].starts_with("HighErrorRate: 2.0% of requests failed (200 of 10000: "));
+}
+
+#[test]
+fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() {
+    let run = run();
+    let mut l = load();
+    l.requests = 0;
+    l.throughput = 0.0;
+    l.connect.count = 0;
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &pods(),
+        None,
+    );
+    assert_eq!(r.error_rate, 0.0);
+    assert_eq!(r.generator_cpu_us_per_request, None);
+    assert_eq!(r.connect_ms, None);
+}
+
+#[test]
+fn missing_usage_keeps_the_load_figures_and_warns_metrics_unavailable() {
+    let run = run();
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &load(),
+        None,
+        BTreeMap::new(),
+        &pods(),
+        None,
+    );
+    assert_eq!(r.throughput, 1000.0);
+    assert_eq!(r.usage, TargetUsage::default());
+    assert_eq!(r.warnings.len(), 1);
+    assert!(r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be queried"));
+}
+
+#[test]
+fn a_failed_measurement_has_its_reason_and_no_figures() {
+    let run = run();
+    let r = failed_result(
+        &run,
+        &run.cells[2],
+        1,
+        "ImagePullBackOff: image \"y:1\" cannot be pulled".into(),
+    );
+    assert_eq!((r.cell, r.repeat), (2, 1));
+    assert_eq!(r.outcome, "Failed");
+    assert_eq!(r.coordinates.target, "spring");
+    assert_eq!(r.coordinates.connections, 10);
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("ImagePullBackOff: image \"y:1\" cannot be pulled")
+    );
+    assert_eq!((r.requests, r.throughput, r.slo.clone()), (0, 0.0, None));
+}
+
+fn repeats(throughputs: &[f64]) -> Vec<CellResult> {
+    throughputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| CellResult {
+            cell: 1,
+            repeat: i as i32,
+            outcome: MEASURED.into(),
+            throughput: *t,
+            ..CellResult::default()
+        })
+        .collect()
+}
+
+#[test]
+fn noisy_repeats_all_get_high_variance_once() {
+    let mut rs = repeats(&[1000.0, 800.0, 1200.0]);
+    apply_variance(&mut rs, 3);
+    apply_variance(&mut rs, 3);
+    for r in &rs {
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].starts_with("HighVariance: throughput varied by CV 20% across 3 repeats")
+        );
+    }
+}
+
+#[test]
+fn steady_repeats_and_single_runs_get_no_high_variance() {
+    let mut rs = repeats(&[1000.0, 1050.0, 980.0]);
+    apply_variance(&mut rs, 3);
+    assert!(rs.iter().all(|r| r.warnings.is_empty()));
+    let mut one = repeats(&[1000.0, 500.0]);
+    apply_variance(&mut one, 1);
+    assert!(one.iter().all(|r| r.warnings.is_empty()));
+}
+
+#[test]
+fn failed_repeats_do_not_count_towards_variance() {
+    let mut rs = repeats(&[1000.0, 1010.0]);
+    rs.push(CellResult {
+        cell: 1,
+        repeat: 2,
+        outcome: FAILED.into(),
+        ..CellResult::default()
+    });
+    apply_variance(&mut rs, 3);
+    assert!(rs.iter().all(|r| r.warnings.is_empty()));
+}
+
+#[test]
+fn the_summary_names_the_best_cell_and_counts_failures_and_suspects() {
+    let run = run();
+    let best = measured();
+    let mut slow = best.clone();
+    slow.throughput = 400.4;
+    slow.cell = 0;
+    slow.coordinates.connections = 10;
+    slow.warnings = vec!["ConcurrencyBound: ...".into()];
+    slow.slo = Some("Violated: p99 250.1ms > 200ms".into());
+    let failed = failed_result(&run, &run.cells[2], 0, "x".into());
+    let s = summarize(&run, &[slow, best, failed]);
+    assert_eq!(s.best_throughput, Some(1000));
+    assert_eq!(s.best_p99.as_deref(), Some("41ms"));
+    assert_eq!(s.best_cell.as_deref(), Some("express/hello cpu=1 c=100"));
+    assert_eq!((s.failed, s.suspect), (1, 1));
+    assert_eq!(s.slo.as_deref(), Some("Violated (1)"));
+}
+
+#[test]
+fn the_summary_has_no_slo_tally_without_slos() {
+    let run = run_yaml("");
+    let mut r = measured();
+    r.slo = None;
+    let s = summarize(&run, &[r]);
+    assert_eq!(s.slo, None);
+    assert_eq!(summarize(&run, &[]).best_throughput, None);
+}
+
+#[test]
+fn describe_shows_swept_memory_replicas_and_rate() {
+    let mut run = run();
+    let matrix = run.spec.matrix.as_mut().unwrap();
+    matrix.memory = vec!["512Mi".into(), "1Gi".into()];
+    matrix.replicas = vec![1, 2];
+    let mut c = measured().coordinates;
+    c.replicas = 2;
+    c.rate = Some(500);
+    assert_eq!(
+        describe(&run, &c),
+        "express/hello cpu=1 mem=1Gi replicas=2 c=100 rate=500"
+    );
+}
+
+#[test]
+fn conditions_report_slos_validity_and_metrics() {
+    let run = run();
+    let good = measured();
+    let mut bad = measured();
+    bad.repeat = 1;
+    bad.slo = Some("Violated: p99 250.1ms > 200ms".into());
+    bad.warnings = vec!["SameNode: x".into(), "MetricsUnavailable: y".into()];
+    let conds = result_conditions(&run, &[good.clone(), bad]);
+    assert_eq!(conds[0].0, "SLOsMet");
+    assert!(!conds[0].1);
+    assert_eq!(conds[0].2, "SLOViolated");
+    assert_eq!(
+        conds[0].3,
+        "1 of 2 measurements violated the SLOs: express/hello cpu=1 c=100 r1: Violated: p99 250.1ms > 200ms"
+    );
+    assert_eq!(
+        conds[1],
+        (
+            "ResultsValid",
+            false,
+            "SuspectResults".into(),
+            "1 of 2 measurements have validity warnings: MetricsUnavailable ×1, SameNode ×1".into()
+        )
+    );
+    assert_eq!(conds[2], ("MetricsAvailable", false, "MetricsMissing".into(), "Prometheus gave no CPU or memory for 1 of 2 measurements (cell 1 r1); their load figures are kept".into()));
+    let conds = result_conditions(&run, &[good]);
+    assert_eq!((conds[0].1, conds[1].1, conds[2].1), (true, true, true));
+}
+
+#[test]
+fn without_slos_there_is_no_slos_met_condition() {
+    let run = run_yaml("");
+    let conds = result_conditions(&run, &[]);
+    let types: Vec<&str> = conds.iter().map(|c| c.0).collect();
+    assert_eq!(types, vec!["ResultsValid", "MetricsAvailable"]);
+}

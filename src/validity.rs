@@ -1,0 +1,365 @@
+//! Validity checks: why a measured number may not mean what it seems to.
+//!
+//! Pure: each warning is a function of the run, the cell's result and what the load generator
+//! reported. A warning is one string `Code: explanation` with the numbers behind it and what
+//! to do about it; `docs/metrics.md` lists every code with its threshold.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::validate::Warmup;
+use benchrun_api::{CellResult, ValidatedRun};
+
+use crate::slo::{format_ms, format_rate};
+
+/// Warning codes (the part before the colon).
+pub mod code {
+    /// The load generator, not the target, may have limited the rate.
+    pub const GENERATOR_BOUND: &str = "GeneratorBound";
+    /// Target and load pods ran on the same node.
+    pub const SAME_NODE: &str = "SameNode";
+    /// More than [`super::MAX_ERROR_RATE`] of the requests failed.
+    pub const HIGH_ERROR_RATE: &str = "HighErrorRate";
+    /// Target containers restarted during the measurement.
+    pub const RESTARTS: &str = "Restarts";
+    /// Target containers were OOM-killed during the measurement.
+    pub const OOM_KILLED: &str = "OOMKilled";
+    /// No warm-up ran before the measured window.
+    pub const NO_WARMUP: &str = "NoWarmup";
+    /// Throughput varied by more than [`super::MAX_CV`] across repeats.
+    pub const HIGH_VARIANCE: &str = "HighVariance";
+    /// Closed model with a target far below its CPU limit.
+    pub const CONCURRENCY_BOUND: &str = "ConcurrencyBound";
+    /// Prometheus gave no CPU or memory figures.
+    pub const METRICS_UNAVAILABLE: &str = "MetricsUnavailable";
+}
+
+/// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
+/// generator whose own CPU time reaches this many cores per event-loop thread.
+pub const GENERATOR_CPU: f64 = 0.9;
+/// Error rates above this fraction are flagged.
+pub const MAX_ERROR_RATE: f64 = 0.01;
+/// A closed-model target below this fraction of its CPU limit is concurrency-bound.
+pub const CONCURRENCY_CPU: f64 = 0.5;
+/// Coefficients of variation of throughput above this are flagged.
+pub const MAX_CV: f64 = 0.10;
+
+const ADVICE_GENERATOR: &str =
+    "the generator, not the target, may have set the rate — add load pods or CPU";
+
+/// The code of a warning (`GeneratorBound` of `GeneratorBound: ...`).
+pub fn code_of(warning: &str) -> &str {
+    warning.split(':').next().unwrap_or(warning).trim()
+}
+
+/// Every warning that applies to one measurement except `HighVariance` (which needs the
+/// other repeats; see [`variance_warning`]). `generator_threads` is the load generator's
+/// event-loop thread count over all load pods; `prometheus_answered` is false when the usage
+/// query failed.
+pub fn warnings(
+    run: &ValidatedRun,
+    r: &CellResult,
+    generator_threads: u64,
+    prometheus_answered: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    out.extend(generator_bound(r, generator_threads));
+    let shared: Vec<&str> = r
+        .target_nodes
+        .iter()
+        .filter(|n| r.load_nodes.contains(n))
+        .map(String::as_str)
+        .collect();
+    if !shared.is_empty() {
+        out.push(format!(
+            "{}: target and load pods shared node {}; the generator took CPU from the target's node — use a cluster with more nodes or keep them apart with nodeSelector",
+            code::SAME_NODE,
+            shared.join(", ")
+        ));
+    }
+    if r.error_rate > MAX_ERROR_RATE {
+        out.push(format!(
+            "{}: {} of requests failed ({} of {}{}); throughput and latency include the failures",
+            code::HIGH_ERROR_RATE,
+            format_rate(r.error_rate),
+            error_total(r),
+            r.requests,
+            error_breakdown(r)
+        ));
+    }
+    if r.restarts > 0 {
+        out.push(format!(
+            "{}: target containers restarted {} during the measurement; the figures include a cold start — check `kubectl logs --previous`",
+            code::RESTARTS,
+            times(r.restarts)
+        ));
+    }
+    if r.oom_kills > 0 {
+        out.push(format!(
+            "{}: target containers were OOM-killed {} at the memory limit {}; raise the memory limit or lower the heap (e.g. -XX:MaxRAMPercentage)",
+            code::OOM_KILLED,
+            times(r.oom_kills),
+            r.coordinates.memory
+        ));
+    }
+    if run.warmup == Warmup::None {
+        out.push(format!(
+            "{}: no warm-up ran before the measured window; JIT compilation, connection setup and cold caches are in the figures — set load.warmup (e.g. 10s)",
+            code::NO_WARMUP
+        ));
+    }
+    out.extend(concurrency_bound(r));
+    if !prometheus_answered {
+        out.push(format!(
+            "{}: Prometheus could not be queried; target CPU and memory are missing (the load figures are kept)",
+            code::METRICS_UNAVAILABLE
+        ));
+    } else if r.usage.cpu_avg_cores.is_none() || r.usage.memory_avg_bytes.is_none() {
+        out.push(format!(
+            "{}: Prometheus had no CPU or memory samples of the target pods in the window; check that it scrapes the kubelets' cAdvisor every 15s or less and that the window spans more than 2 scrape intervals",
+            code::METRICS_UNAVAILABLE
+        ));
+    }
+    out
+}
+
+fn generator_bound(r: &CellResult, threads: u64) -> Option<String> {
+    if let Some(f) = r.usage.load_cpu_of_limit.filter(|f| *f >= GENERATOR_CPU) {
+        return Some(format!(
+            "{}: load pods used {:.0}% of their CPU limit; {ADVICE_GENERATOR}",
+            code::GENERATOR_BOUND,
+            f * 100.0
+        ));
+    }
+    let threads = threads.max(1) as f64;
+    let cores = r.generator_cpu_us_per_request? * r.throughput / 1e6;
+    (cores / threads >= GENERATOR_CPU).then(|| {
+        format!(
+            "{}: the load generator used {cores:.2} cores over {threads} threads ({:.2} per thread); {ADVICE_GENERATOR}",
+            code::GENERATOR_BOUND,
+            cores / threads
+        )
+    })
+}
+
+fn concurrency_bound(r: &CellResult) -> Option<String> {
+    let of_limit = r.usage.cpu_avg_of_limit?;
+    if r.coordinates.rate.is_some() || of_limit >= CONCURRENCY_CPU || r.requests == 0 {
+        return None;
+    }
+    let n = r.coordinates.connections;
+    let in_flight = r.throughput * r.latency_ms.mean / 1000.0;
+    Some(format!(
+        "{}: the target used {:.0}% of its CPU limit with {n} connections (closed model); by Little's law N = X·R ({:.0} req/s × {} = {in_flight:.1} in flight) the connections, not the server, set the rate — raise connections to find its capacity, unless the target cannot use its limit (e.g. a single-threaded server)",
+        code::CONCURRENCY_BOUND,
+        of_limit * 100.0,
+        r.throughput,
+        format_ms(r.latency_ms.mean),
+    ))
+}
+
+fn error_total(r: &CellResult) -> i64 {
+    let e = &r.errors;
+    e.connect_refused + e.connect_timeout + e.timeout + e.read + e.status4xx + e.status5xx
+}
+
+fn error_breakdown(r: &CellResult) -> String {
+    let e = &r.errors;
+    let classes = [
+        ("connect refused", e.connect_refused),
+        ("connect timeout", e.connect_timeout),
+        ("timeout", e.timeout),
+        ("read", e.read),
+        ("4xx", e.status4xx),
+        ("5xx", e.status5xx),
+    ];
+    let parts: Vec<String> = classes
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    }
+}
+
+fn times(n: i32) -> String {
+    if n == 1 {
+        "once".into()
+    } else {
+        format!("{n} times")
+    }
+}
+
+/// Coefficient of variation (sample standard deviation over mean); `None` for fewer than two
+/// values or a zero mean.
+pub fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean == 0.0 {
+        return None;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(var.sqrt() / mean)
+}
+
+/// The `HighVariance` warning for each cell whose measured repeats' throughput varies by more
+/// than [`MAX_CV`], by cell index.
+pub fn variance_warnings(results: &[CellResult]) -> BTreeMap<i32, String> {
+    let mut by_cell: BTreeMap<i32, Vec<f64>> = BTreeMap::new();
+    for r in results
+        .iter()
+        .filter(|r| r.outcome == crate::results::MEASURED)
+    {
+        by_cell.entry(r.cell).or_default().push(r.throughput);
+    }
+    by_cell
+        .into_iter()
+        .filter_map(|(cell, tps)| {
+            let cv = coefficient_of_variation(&tps).filter(|cv| *cv > MAX_CV)?;
+            Some((cell, variance_warning(cv, tps.len())))
+        })
+        .collect()
+}
+
+/// `HighVariance: throughput varied by CV 14% across 3 repeats`.
+pub fn variance_warning(cv: f64, repeats: usize) -> String {
+    format!(
+        "{}: throughput varied by CV {:.0}% across {repeats} repeats; the result is noisy — add repeats, lengthen the duration or quiet the nodes",
+        code::HIGH_VARIANCE,
+        cv * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use benchrun_api::CellResult;
+
+    use super::*;
+    use crate::results::tests::{measured, run, run_yaml};
+
+    fn codes(ws: &[String]) -> Vec<&str> {
+        ws.iter().map(|w| code_of(w)).collect()
+    }
+
+    fn check(r: &CellResult) -> Vec<String> {
+        warnings(&run(), r, 2, true)
+    }
+
+    #[test]
+    fn load_pods_near_their_cpu_limit_are_generator_bound() {
+        let mut r = measured();
+        r.usage.load_cpu_of_limit = Some(0.962);
+        assert_eq!(
+            check(&r),
+            vec!["GeneratorBound: load pods used 96% of their CPU limit; the generator, not the target, may have set the rate — add load pods or CPU"]
+        );
+    }
+
+    #[test]
+    fn a_generator_busy_on_every_thread_is_generator_bound_without_prometheus() {
+        let mut r = measured();
+        r.usage.load_cpu_of_limit = None;
+        r.generator_cpu_us_per_request = Some(950.0);
+        r.throughput = 2000.0;
+        assert_eq!(
+            check(&r),
+            vec!["GeneratorBound: the load generator used 1.90 cores over 2 threads (0.95 per thread); the generator, not the target, may have set the rate — add load pods or CPU"]
+        );
+        r.generator_cpu_us_per_request = Some(800.0);
+        assert!(check(&r).is_empty());
+    }
+
+    #[test]
+    fn a_node_shared_by_target_and_load_is_named() {
+        let mut r = measured();
+        r.load_nodes = vec!["node-b".into(), "node-a".into()];
+        let w = check(&r);
+        assert_eq!(codes(&w), vec!["SameNode"]);
+        assert!(w[0].contains("shared node node-a;"), "{}", w[0]);
+    }
+
+    #[test]
+    fn error_rates_above_one_percent_are_flagged_with_their_classes() {
+        let mut r = measured();
+        r.errors.timeout = 100;
+        r.errors.status5xx = 20;
+        r.requests = 6000;
+        r.error_rate = 0.02;
+        assert_eq!(
+            check(&r),
+            vec!["HighErrorRate: 2.0% of requests failed (120 of 6000: timeout 100, 5xx 20); throughput and latency include the failures"]
+        );
+        r.error_rate = 0.01;
+        assert!(check(&r).is_empty());
+    }
+
+    #[test]
+    fn restarts_and_oom_kills_are_flagged() {
+        let mut r = measured();
+        r.restarts = 2;
+        r.oom_kills = 1;
+        let w = check(&r);
+        assert_eq!(codes(&w), vec!["Restarts", "OOMKilled"]);
+        assert!(w[0].contains("restarted 2 times"), "{}", w[0]);
+        assert!(
+            w[1].contains("OOM-killed once at the memory limit 1Gi"),
+            "{}",
+            w[1]
+        );
+    }
+
+    #[test]
+    fn a_run_without_warmup_is_flagged() {
+        let mut spec = run_yaml("").spec;
+        spec.load.warmup = None;
+        let run = benchrun_api::validate(&spec).unwrap();
+        assert_eq!(
+            codes(&warnings(&run, &measured(), 2, true)),
+            vec!["NoWarmup"]
+        );
+    }
+
+    #[test]
+    fn a_closed_model_target_far_below_its_limit_is_concurrency_bound() {
+        let mut r = measured();
+        r.usage.cpu_avg_of_limit = Some(0.32);
+        r.coordinates.connections = 10;
+        r.throughput = 5000.0;
+        r.latency_ms.mean = 2.0;
+        assert_eq!(
+            check(&r),
+            vec!["ConcurrencyBound: the target used 32% of its CPU limit with 10 connections (closed model); by Little's law N = X·R (5000 req/s × 2.0ms = 10.0 in flight) the connections, not the server, set the rate — raise connections to find its capacity, unless the target cannot use its limit (e.g. a single-threaded server)"]
+        );
+        r.coordinates.rate = Some(5000);
+        assert!(check(&r).is_empty(), "the open model sets its own rate");
+    }
+
+    #[test]
+    fn missing_samples_are_metrics_unavailable() {
+        let mut r = measured();
+        r.usage.cpu_avg_cores = None;
+        r.usage.cpu_avg_of_limit = None;
+        let w = check(&r);
+        assert_eq!(codes(&w), vec!["MetricsUnavailable"]);
+        assert!(w[0].contains("no CPU or memory samples"), "{}", w[0]);
+    }
+
+    #[test]
+    fn coefficient_of_variation_uses_the_sample_deviation() {
+        let cv = coefficient_of_variation(&[1000.0, 800.0, 1200.0]).unwrap();
+        assert!((cv - 0.2).abs() < 1e-12, "{cv}");
+        assert_eq!(coefficient_of_variation(&[1000.0]), None);
+        assert_eq!(coefficient_of_variation(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn the_code_is_the_part_before_the_colon() {
+        assert_eq!(code_of("SameNode: a: b"), "SameNode");
+        assert_eq!(code_of("Bare"), "Bare");
+    }
+}

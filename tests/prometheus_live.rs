@@ -1,0 +1,91 @@
+//! The PromQL of `benchrun::promql` against a real Prometheus scraping cAdvisor.
+//!
+//! Ignored by default: it needs the local cluster (`hack/cluster.sh up`) and a CPU-burning pod
+//! with a 500m limit that has run for a minute. Set it up and run it with:
+//!
+//! ```text
+//! eval "$(hack/cluster.sh env)"
+//! kubectl create namespace promql-check
+//! kubectl -n promql-check run burner --image=benchrun.local/busybox:1.35 \
+//!   --image-pull-policy=IfNotPresent --restart=Never \
+//!   --overrides='{"spec":{"containers":[{"name":"burner","image":"benchrun.local/busybox:1.35","imagePullPolicy":"IfNotPresent","command":["sh","-c","while :; do :; done"],"resources":{"limits":{"cpu":"500m","memory":"64Mi"}}}]}}'
+//! sleep 75
+//! cargo test --release -p benchrun --test prometheus_live -- --ignored --nocapture
+//! kubectl delete namespace promql-check
+//! ```
+//!
+//! `PROMETHEUS_URL` names the Prometheus; `PROMQL_CHECK_NAMESPACE` and `PROMQL_CHECK_POD`
+//! override the namespace (`promql-check`) and pod regex (`burner`).
+
+use std::time::Duration;
+
+use benchrun::prometheus::{Prometheus, UsageQuery};
+
+fn env(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+#[tokio::test]
+#[ignore = "needs the local cluster's Prometheus and a CPU-burning pod (see the module doc)"]
+async fn a_pod_burning_half_a_core_reads_as_half_a_core() {
+    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
+    let prom = Prometheus::new(&url).unwrap();
+    let end = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(10);
+    let q = UsageQuery {
+        namespace: env("PROMQL_CHECK_NAMESPACE", "promql-check"),
+        target_pods: env("PROMQL_CHECK_POD", "burner"),
+        // Nothing matches: the load figures must be missing, not zero.
+        load_pods: "no-such-pod-.*".into(),
+        start: end - jiff::SignedDuration::from_secs(45),
+        end,
+        target_cpu_limit_cores: 0.5,
+        load_cpu_limit_cores: 1.0,
+        extra: vec![benchrun_api::ExtraQuery {
+            name: "containers".into(),
+            query: r#"count(container_cpu_usage_seconds_total{namespace="$namespace", pod=~"$pods", container!="", container!="POD"})"#.into(),
+        }],
+    };
+    let (u, extra) = prom.usage(&q).await.unwrap();
+    println!("{u:#?}\n{extra:?}");
+    let avg = u.cpu_avg_cores.expect("CPU average");
+    assert!((0.4..=0.55).contains(&avg), "avg {avg} ≈ 0.5 cores");
+    let peak = u.cpu_peak_cores.expect("CPU peak");
+    assert!(
+        peak >= avg * 0.95 && peak <= 0.7,
+        "peak {peak} vs avg {avg}"
+    );
+    assert!(u.cpu_avg_of_limit.unwrap() > 0.8);
+    assert!(u.cpu_throttled.expect("throttling") > 0.1);
+    assert!(u.memory_avg_bytes.expect("memory avg") > 0);
+    assert!(u.memory_peak_bytes.unwrap() >= u.memory_avg_bytes.unwrap());
+    assert_eq!(u.load_cpu_cores, None);
+    assert_eq!(extra.get("containers"), Some(&1.0));
+}
+
+#[tokio::test]
+#[ignore = "needs the local cluster's Prometheus"]
+async fn a_bad_query_is_an_error_that_names_it() {
+    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
+    let prom = Prometheus::new(&url).unwrap();
+    let err = prom
+        .instant("sum(rate(", jiff::Timestamp::now())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bad_data"), "{err}");
+}
+
+#[tokio::test]
+#[ignore = "needs nothing listening on 127.0.0.1:9"]
+async fn an_unreachable_prometheus_is_an_error() {
+    let prom = Prometheus::new("http://127.0.0.1:9")
+        .unwrap()
+        .with_sample_interval(Duration::from_secs(5));
+    let err = prom
+        .instant("up", jiff::Timestamp::now())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("failed to reach Prometheus"),
+        "{err}"
+    );
+}
