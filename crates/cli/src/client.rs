@@ -1,0 +1,100 @@
+//! The I/O edge: reading BenchmarkRuns and detail ConfigMaps, with errors a user can act on.
+
+use anyhow::{anyhow, bail, Context, Result};
+use benchrun_api::BenchmarkRun;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::ListParams;
+use kube::config::KubeConfigOptions;
+use kube::{Api, Client, Config};
+
+use crate::chart::{parse_timeline, TimelinePoint, DETAIL_KEY};
+
+/// What to tell a user whose cluster has no BenchmarkRun CRD.
+pub const CRD_MISSING: &str = "the BenchmarkRun CRD (benchmarkruns.benchrun.dev) is not installed in this cluster: \
+     install it with `kubectl apply -f crds/benchmarkrun.yaml` (or deploy benchrun with `kubectl apply -k deploy/`)";
+
+/// A client from the kubeconfig (`KUBECONFIG`, `~/.kube/config`, or in-cluster), optionally
+/// for another context, and the namespace to use: `namespace` if given, else the context's.
+pub async fn connect(
+    context: Option<String>,
+    namespace: Option<String>,
+) -> Result<(Client, String)> {
+    let options = KubeConfigOptions {
+        context,
+        ..Default::default()
+    };
+    let config = match Config::from_kubeconfig(&options).await {
+        Ok(c) => c,
+        Err(kubeconfig_err) if options.context.is_none() => Config::incluster()
+            .map_err(|_| anyhow!(kubeconfig_err))
+            .context("failed to load a kubeconfig (set KUBECONFIG or create ~/.kube/config)")?,
+        Err(e) => return Err(e).context("failed to load the kubeconfig context"),
+    };
+    let ns = namespace.unwrap_or_else(|| config.default_namespace.clone());
+    let client = Client::try_from(config).context("failed to create a Kubernetes client")?;
+    Ok((client, ns))
+}
+
+fn is_not_found(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.is_not_found())
+}
+
+/// Lists runs in `namespace`, or in every namespace when it is `None`.
+pub async fn list_runs(client: &Client, namespace: Option<&str>) -> Result<Vec<BenchmarkRun>> {
+    let api: Api<BenchmarkRun> = match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    match api.list(&ListParams::default()).await {
+        Ok(list) => {
+            let mut runs = list.items;
+            runs.sort_by(|a, b| {
+                (&a.metadata.namespace, &a.metadata.name)
+                    .cmp(&(&b.metadata.namespace, &b.metadata.name))
+            });
+            Ok(runs)
+        }
+        Err(e) if is_not_found(&e) => bail!(CRD_MISSING),
+        Err(e) => Err(e).context("failed to list BenchmarkRuns"),
+    }
+}
+
+/// Reads one run; a 404 is told apart as a missing CRD or a missing run.
+pub async fn get_run(client: &Client, namespace: &str, name: &str) -> Result<BenchmarkRun> {
+    let api: Api<BenchmarkRun> = Api::namespaced(client.clone(), namespace);
+    match api.get(name).await {
+        Ok(run) => Ok(run),
+        Err(e) if is_not_found(&e) => match api.list(&ListParams::default().limit(1)).await {
+            Err(e) if is_not_found(&e) => bail!(CRD_MISSING),
+            _ => bail!(
+                "BenchmarkRun {name:?} not found in namespace {namespace:?} \
+                 (see `kubectl benchrun list -n {namespace}` or `kubectl benchrun list -A`)"
+            ),
+        },
+        Err(e) => Err(e).with_context(|| format!("failed to read BenchmarkRun {namespace}/{name}")),
+    }
+}
+
+/// Reads the per-second timeline from the detail ConfigMap `name` (key `result.json`).
+pub async fn get_timeline(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<TimelinePoint>> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let cm = match api.get(name).await {
+        Ok(cm) => cm,
+        Err(e) if is_not_found(&e) => {
+            bail!("detail ConfigMap {namespace}/{name} not found (deleted, or the run was deleted)")
+        }
+        Err(e) => {
+            return Err(e).with_context(|| format!("failed to read ConfigMap {namespace}/{name}"))
+        }
+    };
+    let json = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get(DETAIL_KEY))
+        .ok_or_else(|| anyhow!("ConfigMap {namespace}/{name} has no key {DETAIL_KEY}"))?;
+    parse_timeline(json).map_err(|e| anyhow!("ConfigMap {namespace}/{name}: {e}"))
+}

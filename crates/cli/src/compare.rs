@@ -1,0 +1,155 @@
+//! `compare`: throughput and p99 of cells with equal coordinates across runs, with the ratio
+//! to the first run.
+//!
+//! Pure. Repeats of a cell are averaged; failed measurements are left out.
+
+use benchrun_api::{CellResult, Coordinates};
+
+use crate::num::{self, NONE};
+use crate::table::{Align, Table};
+
+/// Mean throughput and p99 over the measured repeats of one cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Figures {
+    /// Mean requests per second.
+    pub throughput: f64,
+    /// Mean p99 latency in milliseconds.
+    pub p99_ms: f64,
+}
+
+type Key = (String, String, String, String, i32, i32, Option<i64>);
+
+fn key(c: &Coordinates) -> Key {
+    let c = c.clone();
+    (
+        c.target,
+        c.scenario,
+        c.cpu,
+        c.memory,
+        c.replicas,
+        c.connections,
+        c.rate,
+    )
+}
+
+/// The coordinates seen in any run (in order of first appearance) and, per run, the figures
+/// of each, `None` where that run has no measured repeat of those coordinates.
+pub fn align(runs: &[&[CellResult]]) -> Vec<(Coordinates, Vec<Option<Figures>>)> {
+    let mut rows: Vec<(Coordinates, Vec<Option<Figures>>)> = Vec::new();
+    for r in runs.iter().flat_map(|rs| rs.iter()) {
+        if !rows.iter().any(|(c, _)| key(c) == key(&r.coordinates)) {
+            rows.push((r.coordinates.clone(), Vec::new()));
+        }
+    }
+    for (coords, figures) in &mut rows {
+        for results in runs {
+            let same: Vec<&CellResult> = results
+                .iter()
+                .filter(|r| num::measured(r) && key(&r.coordinates) == key(coords))
+                .collect();
+            figures.push((!same.is_empty()).then(|| {
+                let n = same.len() as f64;
+                Figures {
+                    throughput: same.iter().map(|r| r.throughput).sum::<f64>() / n,
+                    p99_ms: same.iter().map(|r| r.latency_ms.p99).sum::<f64>() / n,
+                }
+            }));
+        }
+    }
+    rows
+}
+
+fn ratio(v: f64, base: f64) -> String {
+    if base > 0.0 {
+        format!("{:.2}x", v / base)
+    } else {
+        NONE.into()
+    }
+}
+
+/// The comparison table: coordinates, then per run its req/s and p99, and from the second
+/// run on the ratio of each to the first run's.
+pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
+    use Align::{Left as L, Right as R};
+    let mut heads: Vec<(String, Align)> = ["TARGET", "SCENARIO", "CPU", "MEM"]
+        .iter()
+        .map(|h| (h.to_string(), L))
+        .chain(["REPL", "CONNS", "RATE"].iter().map(|h| (h.to_string(), R)))
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        heads.push((format!("{name} REQ/S"), R));
+        if i > 0 {
+            heads.push(("VS 1ST".into(), R));
+        }
+        heads.push((format!("{name} P99 MS"), R));
+        if i > 0 {
+            heads.push(("VS 1ST".into(), R));
+        }
+    }
+    let mut t = Table {
+        columns: heads,
+        rows: Vec::new(),
+    };
+    for (c, figures) in align(runs) {
+        let mut row = vec![
+            c.target,
+            c.scenario,
+            c.cpu,
+            c.memory,
+            c.replicas.to_string(),
+            c.connections.to_string(),
+            c.rate.map_or_else(|| NONE.into(), |v| v.to_string()),
+        ];
+        let base = figures.first().copied().flatten();
+        for (i, f) in figures.iter().enumerate() {
+            let rps = f.map_or_else(|| NONE.into(), |f| num::rps(f.throughput));
+            let p99 = f.map_or_else(|| NONE.into(), |f| num::ms(f.p99_ms));
+            let vs = |pick: fn(&Figures) -> f64| match (f, base) {
+                (Some(f), Some(b)) => ratio(pick(f), pick(&b)),
+                _ => NONE.into(),
+            };
+            row.push(rps);
+            if i > 0 {
+                row.push(vs(|f| f.throughput));
+            }
+            row.push(p99);
+            if i > 0 {
+                row.push(vs(|f| f.p99_ms));
+            }
+        }
+        t.push(row);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    #[test]
+    fn cells_with_equal_coordinates_line_up_with_ratios_to_the_first_run() {
+        let before = fixtures::results();
+        let mut after = fixtures::results();
+        after.truncate(2);
+        after[0].throughput = 8200.0;
+        after[0].latency_ms.p99 = 1.55;
+        let mut again = after[1].clone();
+        again.repeat = 1;
+        again.throughput = 5000.0;
+        after.push(again);
+        let t = compare_table(&["before", "after"], &[&before, &after]);
+        let mut out = Vec::new();
+        t.write_text(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\
+TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  after REQ/S  VS 1ST  after P99 MS  VS 1ST
+express  hello     1    1Gi     1     10     -          4100           3.10         8200   2.00x          1.55   0.50x
+express  hello     1    1Gi     1    100     -          5405           41.0         5203   0.96x          41.0   1.00x
+spring   hello     1    1Gi     1     10     -          2950           9.80            -       -             -       -
+spring   hello     1    1Gi     1    100     -             -              -            -       -             -       -
+"
+        );
+    }
+}

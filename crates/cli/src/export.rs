@@ -1,0 +1,187 @@
+//! `export`: the results for other tools. CSV has one flat row per measurement with raw
+//! numbers (fractions, bytes, milliseconds); JSON is `status.results` as stored (each with its
+//! coordinates); Markdown is the `show` table.
+//!
+//! Pure.
+
+use std::io::{self, Write};
+
+use benchrun_api::CellResult;
+
+use crate::show::measurements_table;
+use crate::table::write_csv_row;
+use crate::Format;
+
+/// Header of the CSV export, in column order.
+pub const CSV_COLUMNS: &[&str] = &[
+    "run",
+    "cell",
+    "repeat",
+    "target",
+    "scenario",
+    "cpu",
+    "memory",
+    "replicas",
+    "connections",
+    "rate",
+    "outcome",
+    "reason",
+    "requests",
+    "warmup_requests",
+    "error_rate",
+    "errors_connect_refused",
+    "errors_connect_timeout",
+    "errors_timeout",
+    "errors_read",
+    "errors_4xx",
+    "errors_5xx",
+    "bytes",
+    "throughput",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
+    "latency_max_ms",
+    "connect_ms",
+    "cpu_avg_cores",
+    "cpu_peak_cores",
+    "cpu_avg_of_limit",
+    "cpu_peak_of_limit",
+    "cpu_throttled",
+    "memory_avg_bytes",
+    "memory_peak_bytes",
+    "load_cpu_cores",
+    "load_cpu_of_limit",
+    "restarts",
+    "oom_kills",
+    "slo",
+    "warnings",
+    "detail",
+];
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// One CSV record for a measurement (absent values are empty; warnings joined by ` | `).
+pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
+    let (c, e, l, u) = (&r.coordinates, &r.errors, &r.latency_ms, &r.usage);
+    vec![
+        run.to_string(),
+        r.cell.to_string(),
+        r.repeat.to_string(),
+        c.target.clone(),
+        c.scenario.clone(),
+        c.cpu.clone(),
+        c.memory.clone(),
+        c.replicas.to_string(),
+        c.connections.to_string(),
+        opt(c.rate),
+        r.outcome.clone(),
+        opt(r.reason.clone()),
+        r.requests.to_string(),
+        r.warmup_requests.to_string(),
+        r.error_rate.to_string(),
+        e.connect_refused.to_string(),
+        e.connect_timeout.to_string(),
+        e.timeout.to_string(),
+        e.read.to_string(),
+        e.status4xx.to_string(),
+        e.status5xx.to_string(),
+        r.bytes.to_string(),
+        r.throughput.to_string(),
+        l.mean.to_string(),
+        l.p50.to_string(),
+        l.p90.to_string(),
+        l.p99.to_string(),
+        l.p999.to_string(),
+        l.max.to_string(),
+        opt(r.connect_ms),
+        opt(u.cpu_avg_cores),
+        opt(u.cpu_peak_cores),
+        opt(u.cpu_avg_of_limit),
+        opt(u.cpu_peak_of_limit),
+        opt(u.cpu_throttled),
+        opt(u.memory_avg_bytes),
+        opt(u.memory_peak_bytes),
+        opt(u.load_cpu_cores),
+        opt(u.load_cpu_of_limit),
+        r.restarts.to_string(),
+        r.oom_kills.to_string(),
+        opt(r.slo.clone()),
+        r.warnings.join(" | "),
+        opt(r.detail.clone()),
+    ]
+}
+
+/// Writes the export of one run's results in `format` (`Text` is treated as CSV).
+pub fn write_export(
+    w: &mut impl Write,
+    run: &str,
+    results: &[CellResult],
+    format: Format,
+) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, results)?;
+            writeln!(w)
+        }
+        Format::Markdown => measurements_table(results).write_markdown(w),
+        Format::Csv | Format::Text => {
+            let head: Vec<String> = CSV_COLUMNS.iter().map(|s| s.to_string()).collect();
+            write_csv_row(w, &head)?;
+            for r in results {
+                write_csv_row(w, &csv_record(run, r))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    fn render(format: Format) -> String {
+        let mut out = Vec::new();
+        write_export(&mut out, "demo", &fixtures::results(), format).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn csv_has_a_header_and_one_raw_record_per_measurement() {
+        let got = render(Format::Csv);
+        let lines: Vec<&str> = got.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        assert!(lines[0].starts_with(
+            "run,cell,repeat,target,scenario,cpu,memory,replicas,connections,rate,outcome"
+        ));
+        assert_eq!(
+            lines[1],
+            "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,0,0,0,0,0,0,0,0,0,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,,0.95,,,,134217728,,,0,0,Met,,demo-detail-0-0"
+        );
+        assert!(lines[2].contains(",Violated: errorRate 1.23% > 1%,GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's | HighErrorRate: 1.23% of requests failed (read 665),"));
+        assert!(lines[4].contains(",Failed,ImagePullBackOff: spring:3.2 not found,"));
+    }
+
+    #[test]
+    fn json_is_the_results_array_with_coordinates() {
+        let got = render(Format::Json);
+        let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 4);
+        assert_eq!(v[1]["coordinates"]["connections"], 100);
+        assert_eq!(v[1]["latencyMs"]["p99"], 41.0);
+        let back: Vec<CellResult> = serde_json::from_value(v).unwrap();
+        assert_eq!(back, fixtures::results());
+    }
+
+    #[test]
+    fn markdown_is_the_show_table() {
+        let got = render(Format::Markdown);
+        assert!(got.starts_with("| # | TARGET | SCENARIO |"));
+        assert_eq!(got.lines().count(), 6);
+    }
+}

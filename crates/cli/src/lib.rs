@@ -1,0 +1,31 @@
+//! The benchrun report CLI (`kubectl benchrun`): renderers for `list`, `show`, `watch`,
+//! `compare`, `export` and `chart`, and the thin client layer that feeds them.
+//!
+//! Every renderer is a pure function writing into any [`std::io::Write`]; only
+//! [`client`] talks to the cluster.
+
+pub mod chart;
+pub mod client;
+pub mod compare;
+pub mod export;
+pub mod list;
+pub mod num;
+pub mod show;
+pub mod table;
+pub mod watch;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+/// Output formats of `show`, `compare` and `export`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Text,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// JSON.
+    Json,
+}

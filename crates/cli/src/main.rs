@@ -1,0 +1,218 @@
+//! `kubectl-benchrun`: the report CLI for BenchmarkRuns, a kubectl plugin (`kubectl benchrun`
+//! when the binary is on PATH). Parses arguments, reads from the cluster, renders to stdout.
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use kube::Client;
+use kubectl_benchrun::{chart, client, compare, export, list, num, show, watch, Format};
+
+/// Reports on benchrun BenchmarkRuns: list, show, watch, compare, export, chart.
+#[derive(Parser, Debug)]
+#[command(name = "kubectl-benchrun", bin_name = "kubectl benchrun", version)]
+struct Cli {
+    /// Namespace of the runs (default: the kubeconfig context's namespace).
+    #[arg(short = 'n', long, global = true)]
+    namespace: Option<String>,
+    /// List runs in every namespace (`list` only).
+    #[arg(short = 'A', long, global = true)]
+    all_namespaces: bool,
+    /// The kubeconfig context to use (default: the current context).
+    #[arg(long, global = true)]
+    context: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Runs with phase, progress, best throughput, its p99, SLO verdict and age.
+    List,
+    /// Every measurement of a run, then conditions, warnings spelled out and the summary.
+    Show {
+        /// The BenchmarkRun.
+        run: String,
+        /// Output format (csv: the measurement table only; json: the whole status).
+        #[arg(short = 'o', long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Refreshes a progress line until the run finishes (or Ctrl-C), then shows it.
+    Watch {
+        /// The BenchmarkRun.
+        run: String,
+        /// Seconds between refreshes.
+        #[arg(long, default_value_t = 2)]
+        interval: u64,
+    },
+    /// Throughput and p99 of equal cells across runs, with the ratio to the first run.
+    Compare {
+        /// Two or more BenchmarkRuns; the first is the baseline.
+        #[arg(num_args = 2.., required = true)]
+        runs: Vec<String>,
+        /// Output format (json is not offered: use export).
+        #[arg(short = 'o', long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// The results for other tools: CSV with raw numbers, JSON (status.results) or Markdown.
+    Export {
+        /// The BenchmarkRun.
+        run: String,
+        /// Output format.
+        #[arg(short = 'o', long, value_enum, default_value = "csv")]
+        format: Format,
+    },
+    /// ASCII bars of throughput against connections per target and CPU limit, or with
+    /// `--cell` the per-second timeline of one measurement.
+    Chart {
+        /// The BenchmarkRun.
+        run: String,
+        /// Chart this cell's per-second timeline (from its detail ConfigMap).
+        #[arg(long)]
+        cell: Option<i32>,
+        /// The repeat of `--cell` (0-based).
+        #[arg(long, default_value_t = 0, requires = "cell")]
+        repeat: i32,
+    },
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli).await {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::BrokenPipe {
+                return;
+            }
+        }
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    if cli.all_namespaces && !matches!(cli.command, Command::List) {
+        bail!("--all-namespaces applies to `list` only; use -n NAMESPACE");
+    }
+    let (kube, ns) = client::connect(cli.context, cli.namespace).await?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match cli.command {
+        Command::List => {
+            let scope = (!cli.all_namespaces).then_some(ns.as_str());
+            let runs = client::list_runs(&kube, scope).await?;
+            list::write_list(
+                &mut out,
+                &runs,
+                cli.all_namespaces,
+                &ns,
+                jiff::Timestamp::now(),
+            )?;
+        }
+        Command::Show { run, format } => {
+            let r = client::get_run(&kube, &ns, &run).await?;
+            show::write_show(&mut out, &run, &r.status.unwrap_or_default(), format)?;
+        }
+        Command::Watch { run, interval } => {
+            drop(out);
+            return watch_run(&kube, &ns, &run, Duration::from_secs(interval.max(1))).await;
+        }
+        Command::Compare { runs, format } => {
+            let mut results = Vec::new();
+            for name in &runs {
+                let r = client::get_run(&kube, &ns, name).await?;
+                results.push(r.status.unwrap_or_default().results);
+            }
+            let names: Vec<&str> = runs.iter().map(String::as_str).collect();
+            let slices: Vec<&[_]> = results.iter().map(Vec::as_slice).collect();
+            let table = compare::compare_table(&names, &slices);
+            match format {
+                Format::Text => table.write_text(&mut out)?,
+                Format::Markdown => table.write_markdown(&mut out)?,
+                Format::Csv => table.write_csv(&mut out)?,
+                Format::Json => bail!("compare has no json format; use `export -o json` per run"),
+            }
+        }
+        Command::Export { run, format } => {
+            let r = client::get_run(&kube, &ns, &run).await?;
+            export::write_export(
+                &mut out,
+                &run,
+                &r.status.unwrap_or_default().results,
+                format,
+            )?;
+        }
+        Command::Chart { run, cell, repeat } => {
+            let r = client::get_run(&kube, &ns, &run).await?;
+            let results = r.status.unwrap_or_default().results;
+            match cell {
+                None => chart::write_throughput_chart(&mut out, &results)?,
+                Some(cell) => {
+                    let m = results
+                        .iter()
+                        .find(|m| m.cell == cell && m.repeat == repeat)
+                        .with_context(|| format!("run {run} has no finished measurement of cell {cell} repeat {repeat}"))?;
+                    let cm = m.detail.as_deref().with_context(|| {
+                        format!("cell {cell} repeat {repeat} has no detail ConfigMap")
+                    })?;
+                    let points = client::get_timeline(&kube, &ns, cm).await?;
+                    chart::write_timeline_chart(&mut out, &num::measurement(m), &points)?;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Polls the run every `interval` until it finishes, then prints `show`. Ctrl-C stops early.
+async fn watch_run(kube: &Client, ns: &str, name: &str, interval: Duration) -> Result<()> {
+    let tty = io::stdout().is_terminal();
+    let mut last = String::new();
+    let mut failures = 0;
+    loop {
+        let line = match client::get_run(kube, ns, name).await {
+            Ok(r) if watch::finished(&r) => {
+                if tty && !last.is_empty() {
+                    println!();
+                }
+                let mut out = BufWriter::new(io::stdout().lock());
+                show::write_show(&mut out, name, &r.status.unwrap_or_default(), Format::Text)?;
+                out.flush()?;
+                return Ok(());
+            }
+            Ok(r) => {
+                failures = 0;
+                watch::progress_line(&r, jiff::Timestamp::now())
+            }
+            Err(e) if e.to_string().contains("not found") || e.to_string().contains("CRD") => {
+                return Err(e)
+            }
+            Err(e) => {
+                failures += 1;
+                if failures >= 5 {
+                    return Err(e.context("giving up after 5 failed reads"));
+                }
+                format!("{last} (read failed, retrying: {e:#})")
+            }
+        };
+        if tty {
+            print!("\r\x1b[2K{line}");
+            io::stdout().flush()?;
+        } else if line != last {
+            println!("{line}");
+        }
+        last = line;
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::signal::ctrl_c() => {
+                if tty {
+                    println!();
+                }
+                eprintln!("stopped watching {ns}/{name} (the run goes on)");
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Number and label formatting shared by the renderers. Pure.
+
+use benchrun_api::{CellResult, Coordinates};
+
+/// Shown where a figure is absent (no Prometheus data, failed measurement).
+pub const NONE: &str = "-";
+
+/// Requests per second: whole numbers from 100 up, more digits below.
+pub fn rps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// Milliseconds with three significant-ish digits: `0.84`, `12.3`, `250`.
+pub fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A fraction as a percentage with two decimals (`0.0123` → `1.23`); zero stays `0`.
+pub fn percent2(fraction: f64) -> String {
+    if fraction == 0.0 {
+        "0".into()
+    } else {
+        format!("{:.2}", fraction * 100.0)
+    }
+}
+
+/// Average CPU in cores and, when known, as a share of the limit: `0.97 (97%)`.
+pub fn cpu(avg_cores: Option<f64>, of_limit: Option<f64>) -> String {
+    match (avg_cores, of_limit) {
+        (Some(c), Some(f)) => format!("{c:.2} ({:.0}%)", f * 100.0),
+        (Some(c), None) => format!("{c:.2}"),
+        _ => NONE.into(),
+    }
+}
+
+/// Bytes as whole MiB.
+pub fn mib(bytes: Option<i64>) -> String {
+    bytes.map_or_else(|| NONE.into(), |b| format!("{:.0}", b as f64 / 1048576.0))
+}
+
+/// The part of a validity warning or SLO verdict before its first `:` (the code).
+pub fn code(text: &str) -> &str {
+    text.split_once(':').map_or(text, |(c, _)| c).trim()
+}
+
+/// The explanation after a warning's code, or the whole text when it has none.
+pub fn explanation(text: &str) -> &str {
+    text.split_once(':').map_or(text, |(_, e)| e).trim()
+}
+
+/// `Met`, `Violated` or `-`: the SLO verdict without its details.
+pub fn slo_verdict(slo: Option<&str>) -> String {
+    slo.map_or_else(
+        || NONE.into(),
+        |s| {
+            s.split_whitespace()
+                .next()
+                .unwrap_or(NONE)
+                .trim_end_matches(':')
+                .to_string()
+        },
+    )
+}
+
+/// A one-line name for a cell: `express/hello cpu=1 mem=1Gi replicas=1 c=100 rate=500/s`.
+pub fn coordinates(c: &Coordinates) -> String {
+    let mut s = format!(
+        "{}/{} cpu={} mem={} replicas={} c={}",
+        c.target, c.scenario, c.cpu, c.memory, c.replicas, c.connections
+    );
+    if let Some(r) = c.rate {
+        s.push_str(&format!(" rate={r}/s"));
+    }
+    s
+}
+
+/// `#3` or, for a repeat, `#3 r1`, followed by the coordinates.
+pub fn measurement(r: &CellResult) -> String {
+    if r.repeat > 0 {
+        format!("#{} r{} {}", r.cell, r.repeat, coordinates(&r.coordinates))
+    } else {
+        format!("#{} {}", r.cell, coordinates(&r.coordinates))
+    }
+}
+
+/// Whether the measurement produced figures (`outcome` is `Measured`).
+pub fn measured(r: &CellResult) -> bool {
+    r.outcome != "Failed"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_about_three_significant_digits() {
+        assert_eq!(rps(5405.4), "5405");
+        assert_eq!(rps(42.25), "42.2");
+        assert_eq!(ms(0.843), "0.84");
+        assert_eq!(ms(250.4), "250");
+        assert_eq!(percent2(0.0123), "1.23");
+        assert_eq!(percent2(0.0), "0");
+        assert_eq!(cpu(Some(0.972), Some(0.972)), "0.97 (97%)");
+        assert_eq!(cpu(None, None), "-");
+        assert_eq!(mib(Some(268_435_456)), "256");
+    }
+
+    #[test]
+    fn warning_code_and_explanation_split_at_the_first_colon() {
+        let w = "GeneratorBound: load pods at 98% of their CPU limit: add load pods";
+        assert_eq!(code(w), "GeneratorBound");
+        assert_eq!(
+            explanation(w),
+            "load pods at 98% of their CPU limit: add load pods"
+        );
+        assert_eq!(slo_verdict(Some("Violated: p99 250ms > 200ms")), "Violated");
+        assert_eq!(slo_verdict(Some("Met")), "Met");
+        assert_eq!(slo_verdict(None), "-");
+    }
+}

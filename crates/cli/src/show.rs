@@ -1,0 +1,295 @@
+//! `show`: the per-measurement table, then conditions, warnings spelled out and the summary.
+//!
+//! Pure: renders a [`BenchmarkRunStatus`] into any [`Write`].
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use benchrun_api::{BenchmarkRunStatus, CellResult};
+
+use crate::num::{self, NONE};
+use crate::table::{Align, Table};
+use crate::Format;
+
+/// The measurement table: one row per measurement, human units.
+pub fn measurements_table(results: &[CellResult]) -> Table {
+    use Align::{Left as L, Right as R};
+    let repeats = results.iter().any(|r| r.repeat > 0);
+    let mut cols = vec![("#", R)];
+    if repeats {
+        cols.push(("REP", R));
+    }
+    cols.extend([
+        ("TARGET", L),
+        ("SCENARIO", L),
+        ("CPU", L),
+        ("MEM", L),
+        ("REPL", R),
+        ("CONNS", R),
+        ("RATE", R),
+        ("REQ/S", R),
+        ("P50 MS", R),
+        ("P90 MS", R),
+        ("P99 MS", R),
+        ("MAX MS", R),
+        ("ERR %", R),
+        ("CPU CORES", R),
+        ("MEM PEAK MIB", R),
+        ("SLO", L),
+        ("WARNINGS", L),
+    ]);
+    let mut t = Table::new(&cols);
+    for r in results {
+        let c = &r.coordinates;
+        let mut row = vec![r.cell.to_string()];
+        if repeats {
+            row.push(r.repeat.to_string());
+        }
+        row.extend([
+            c.target.clone(),
+            c.scenario.clone(),
+            c.cpu.clone(),
+            c.memory.clone(),
+            c.replicas.to_string(),
+            c.connections.to_string(),
+            c.rate.map_or_else(|| NONE.into(), |v| v.to_string()),
+        ]);
+        if num::measured(r) {
+            let l = &r.latency_ms;
+            row.extend([
+                num::rps(r.throughput),
+                num::ms(l.p50),
+                num::ms(l.p90),
+                num::ms(l.p99),
+                num::ms(l.max),
+                num::percent2(r.error_rate),
+                num::cpu(r.usage.cpu_avg_cores, r.usage.cpu_avg_of_limit),
+                num::mib(r.usage.memory_peak_bytes),
+            ]);
+        } else {
+            row.push("FAILED".into());
+            row.extend(std::iter::repeat_n(NONE.to_string(), 7));
+        }
+        row.push(num::slo_verdict(r.slo.as_deref()));
+        let codes: Vec<&str> = r.warnings.iter().map(|w| num::code(w)).collect();
+        row.push(if codes.is_empty() {
+            NONE.into()
+        } else {
+            codes.join(",")
+        });
+        t.push(row);
+    }
+    t
+}
+
+/// The conditions as a table: type, status, reason, message.
+pub fn conditions_table(status: &BenchmarkRunStatus) -> Table {
+    use Align::Left as L;
+    let mut t = Table::new(&[("TYPE", L), ("STATUS", L), ("REASON", L), ("MESSAGE", L)]);
+    for c in &status.conditions {
+        t.push(vec![
+            c.type_.clone(),
+            c.status.clone(),
+            c.reason.clone(),
+            c.message.clone(),
+        ]);
+    }
+    t
+}
+
+/// Notes under the table, each a heading and its lines: failures with their reason, SLO
+/// violations, and every validity warning's full text grouped by code.
+pub fn notes(results: &[CellResult]) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| !num::measured(r))
+        .map(|r| {
+            format!(
+                "{}: {}",
+                num::measurement(r),
+                r.reason.as_deref().unwrap_or("no reason recorded")
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        out.push((format!("Failed measurements ({})", failed.len()), failed));
+    }
+    let violated: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            r.slo
+                .as_deref()
+                .filter(|s| s.starts_with("Violated"))
+                .map(|s| (r, s))
+        })
+        .map(|(r, s)| format!("{}: {}", num::measurement(r), num::explanation(s)))
+        .collect();
+    if !violated.is_empty() {
+        out.push((format!("SLO violations ({})", violated.len()), violated));
+    }
+    let mut by_code: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for r in results {
+        for w in &r.warnings {
+            by_code.entry(num::code(w)).or_default().push(format!(
+                "{}: {}",
+                num::measurement(r),
+                num::explanation(w)
+            ));
+        }
+    }
+    for (code, lines) in by_code {
+        out.push((format!("Warning {code} ({})", lines.len()), lines));
+    }
+    out
+}
+
+/// Summary lines: best measurement, failures, suspects, SLO verdict.
+pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
+    let Some(s) = &status.summary else {
+        return vec!["no summary yet".into()];
+    };
+    let measured = status.results.len();
+    let mut lines = Vec::new();
+    if let Some(best) = s.best_throughput {
+        lines.push(format!(
+            "best throughput: {best} req/s (p99 {}) at {}",
+            s.best_p99.as_deref().unwrap_or(NONE),
+            s.best_cell.as_deref().unwrap_or(NONE)
+        ));
+    }
+    lines.push(format!("failed: {} of {measured} measurements", s.failed));
+    lines.push(format!("suspect (with validity warnings): {}", s.suspect));
+    lines.push(format!(
+        "SLO: {}",
+        s.slo.as_deref().unwrap_or("none declared")
+    ));
+    lines
+}
+
+/// The run's headline: `name: Phase, progress n/total`.
+pub fn headline(name: &str, status: &BenchmarkRunStatus) -> String {
+    format!(
+        "{name}: {}, {} measurements",
+        status.phase.as_deref().unwrap_or("Pending"),
+        status.progress.as_deref().unwrap_or("0/?")
+    )
+}
+
+/// Renders the whole `show` report. CSV holds the measurement table only; JSON is the status.
+pub fn write_show(
+    w: &mut impl Write,
+    name: &str,
+    status: &BenchmarkRunStatus,
+    format: Format,
+) -> io::Result<()> {
+    let table = measurements_table(&status.results);
+    match format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, status)?;
+            writeln!(w)
+        }
+        Format::Csv => table.write_csv(w),
+        Format::Text => {
+            writeln!(w, "{}\n", headline(name, status))?;
+            if status.results.is_empty() {
+                writeln!(w, "no measurements yet")?;
+            } else {
+                table.write_text(w)?;
+            }
+            if !status.conditions.is_empty() {
+                writeln!(w, "\nConditions:")?;
+                conditions_table(status).write_text(w)?;
+            }
+            for (heading, lines) in notes(&status.results) {
+                writeln!(w, "\n{heading}:")?;
+                for l in lines {
+                    writeln!(w, "  {l}")?;
+                }
+            }
+            writeln!(w, "\nSummary:")?;
+            for l in summary_lines(status) {
+                writeln!(w, "  {l}")?;
+            }
+            Ok(())
+        }
+        Format::Markdown => {
+            writeln!(w, "# {}\n", headline(name, status))?;
+            writeln!(w, "## Measurements\n")?;
+            table.write_markdown(w)?;
+            if !status.conditions.is_empty() {
+                writeln!(w, "\n## Conditions\n")?;
+                conditions_table(status).write_markdown(w)?;
+            }
+            for (heading, lines) in notes(&status.results) {
+                writeln!(w, "\n### {heading}\n")?;
+                for l in lines {
+                    writeln!(w, "- {}", l.replace('|', "\\|"))?;
+                }
+            }
+            writeln!(w, "\n## Summary\n")?;
+            for l in summary_lines(status) {
+                writeln!(w, "- {l}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    fn render(format: Format) -> String {
+        let mut out = Vec::new();
+        write_show(&mut out, "demo", &fixtures::status(), format).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn text_report_has_aligned_table_conditions_warnings_and_summary() {
+        let got = render(Format::Text);
+        fixtures::assert_golden("show.txt", &got);
+    }
+
+    #[test]
+    fn markdown_report_uses_headings_and_tables() {
+        let got = render(Format::Markdown);
+        fixtures::assert_golden("show.md", &got);
+    }
+
+    #[test]
+    fn csv_holds_only_the_measurement_table() {
+        let got = render(Format::Csv);
+        let lines: Vec<&str> = got.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[0],
+            "#,TARGET,SCENARIO,CPU,MEM,REPL,CONNS,RATE,REQ/S,P50 MS,P90 MS,P99 MS,MAX MS,ERR %,CPU CORES,MEM PEAK MIB,SLO,WARNINGS"
+        );
+        assert_eq!(
+            lines[2],
+            "1,express,hello,1,1Gi,1,100,-,5405,8.20,20.5,41.0,123,1.23,0.95 (95%),128,Violated,\"GeneratorBound,HighErrorRate\""
+        );
+        assert_eq!(
+            lines[4],
+            "3,spring,hello,1,1Gi,1,100,-,FAILED,-,-,-,-,-,-,-,-,-"
+        );
+    }
+
+    #[test]
+    fn json_is_the_status_and_parses_back() {
+        let got = render(Format::Json);
+        let back: BenchmarkRunStatus = serde_json::from_str(&got).unwrap();
+        assert_eq!(back, fixtures::status());
+    }
+
+    #[test]
+    fn repeat_column_appears_only_when_a_run_repeats() {
+        let mut results = fixtures::results();
+        assert_eq!(measurements_table(&results).columns[1].0, "TARGET");
+        results[1].repeat = 1;
+        assert_eq!(measurements_table(&results).columns[1].0, "REP");
+    }
+}

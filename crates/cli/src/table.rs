@@ -1,0 +1,157 @@
+//! A small table model rendered as aligned terminal text, Markdown or CSV.
+//!
+//! Pure: every renderer writes into any [`Write`].
+
+use std::io::{self, Write};
+
+/// How a column's cells line up in text output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Padded on the right (names, codes).
+    Left,
+    /// Padded on the left (numbers).
+    Right,
+}
+
+/// Rows of already formatted cells under a header.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// Column headers and their alignment.
+    pub columns: Vec<(String, Align)>,
+    /// Rows; each has one cell per column.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these columns and no rows.
+    pub fn new(columns: &[(&str, Align)]) -> Self {
+        Table {
+            columns: columns.iter().map(|(h, a)| (h.to_string(), *a)).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (missing cells render empty, extra cells are dropped).
+    pub fn push(&mut self, mut row: Vec<String>) {
+        row.resize(self.columns.len(), String::new());
+        self.rows.push(row);
+    }
+
+    /// Columns padded to their widest cell, separated by two spaces, no trailing blanks.
+    pub fn write_text(&self, w: &mut impl Write) -> io::Result<()> {
+        let widths: Vec<usize> = (0..self.columns.len())
+            .map(|i| {
+                let head = self.columns[i].0.chars().count();
+                let body = self.rows.iter().map(|r| r[i].chars().count());
+                body.fold(head, usize::max)
+            })
+            .collect();
+        let headers: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
+        for row in std::iter::once(&headers).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                let pad = " ".repeat(widths[i] - cell.chars().count());
+                match self.columns[i].1 {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.push_str(&pad);
+                    }
+                    Align::Right => {
+                        line.push_str(&pad);
+                        line.push_str(cell);
+                    }
+                }
+            }
+            writeln!(w, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+
+    /// A GitHub-flavoured Markdown table (numbers right-aligned, `|` escaped).
+    pub fn write_markdown(&self, w: &mut impl Write) -> io::Result<()> {
+        let esc = |s: &str| s.replace('|', "\\|");
+        let head: Vec<String> = self.columns.iter().map(|c| esc(&c.0)).collect();
+        writeln!(w, "| {} |", head.join(" | "))?;
+        let rule: Vec<&str> = self
+            .columns
+            .iter()
+            .map(|c| match c.1 {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect();
+        writeln!(w, "|{}|", rule.join("|"))?;
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| esc(c)).collect();
+            writeln!(w, "| {} |", cells.join(" | "))?;
+        }
+        Ok(())
+    }
+
+    /// RFC 4180 CSV with a header row.
+    pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
+        let head: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
+        write_csv_row(w, &head)?;
+        for row in &self.rows {
+            write_csv_row(w, row)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes one CSV record, quoting fields that hold a comma, a quote or a line break.
+pub fn write_csv_row(w: &mut impl Write, fields: &[String]) -> io::Result<()> {
+    let quoted: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            if f.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    writeln!(w, "{}", quoted.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut t = Table::new(&[("NAME", Align::Left), ("REQ/S", Align::Right)]);
+        t.push(vec!["express".into(), "5405".into()]);
+        t.push(vec!["a|b, \"c\"".into(), "12".into()]);
+        t
+    }
+
+    fn text(f: impl Fn(&Table, &mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&sample(), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn text_pads_left_and_right_aligned_columns() {
+        let got = text(|t, w| t.write_text(w));
+        assert_eq!(got, "NAME      REQ/S\nexpress    5405\na|b, \"c\"     12\n");
+    }
+
+    #[test]
+    fn markdown_escapes_pipes_and_right_aligns_numbers() {
+        let got = text(|t, w| t.write_markdown(w));
+        assert_eq!(
+            got,
+            "| NAME | REQ/S |\n|---|---:|\n| express | 5405 |\n| a\\|b, \"c\" | 12 |\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_commas_and_doubles_quotes() {
+        let got = text(|t, w| t.write_csv(w));
+        assert_eq!(got, "NAME,REQ/S\nexpress,5405\n\"a|b, \"\"c\"\"\",12\n");
+    }
+}

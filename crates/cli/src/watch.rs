@@ -1,0 +1,110 @@
+//! `watch`: the progress line refreshed while a run measures, and when to stop.
+//!
+//! Pure: the clock is an argument.
+
+use benchrun_api::{expand, phase, BenchmarkRun};
+use jiff::Timestamp;
+
+/// Whether the run has reached a phase it never leaves.
+pub fn finished(run: &BenchmarkRun) -> bool {
+    matches!(
+        run.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some(phase::SUCCEEDED | phase::FAILED)
+    )
+}
+
+/// `5m04s`-style duration for a stage that started at `since`.
+fn elapsed(since: Timestamp, now: Timestamp) -> String {
+    let s = (now.as_second() - since.as_second()).max(0);
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// One line: phase, progress, and the measurement in progress with its coordinates and stage,
+/// e.g. `Running 1/4  cell 1 express/hello cpu=1 mem=1Gi replicas=1 c=100: Loading for 25s`.
+pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
+    let status = run.status.clone().unwrap_or_default();
+    let mut line = format!(
+        "{} {}",
+        status.phase.as_deref().unwrap_or(phase::PENDING),
+        status.progress.as_deref().unwrap_or("0/?")
+    );
+    if let Some(cur) = &status.current {
+        line.push_str(&format!("  cell {}", cur.cell));
+        let cells = expand(&run.spec);
+        let cell = usize::try_from(cur.cell).ok().and_then(|i| cells.get(i));
+        if let Some(c) = cell {
+            let target = run
+                .spec
+                .targets
+                .get(c.target)
+                .map_or("?", |t| t.name.as_str());
+            let scenario = run
+                .spec
+                .scenarios
+                .get(c.scenario)
+                .map_or("?", |s| s.name.as_str());
+            line.push_str(&format!(
+                " {target}/{scenario} cpu={} mem={} replicas={} c={}",
+                c.cpu, c.memory, c.replicas, c.connections
+            ));
+            if let Some(r) = c.rate {
+                line.push_str(&format!(" rate={r}/s"));
+            }
+        }
+        if run.spec.repeats > 1 {
+            line.push_str(&format!(" repeat {}/{}", cur.repeat + 1, run.spec.repeats));
+        }
+        line.push_str(&format!(
+            ": {} for {}",
+            cur.stage,
+            elapsed(cur.since.0, now)
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+    use benchrun_api::BenchmarkRunSpec;
+
+    fn run(status: benchrun_api::BenchmarkRunStatus) -> BenchmarkRun {
+        let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+            "targets": [
+                {"name": "express", "image": "express:1", "port": 3000},
+                {"name": "spring", "image": "spring:3.2", "port": 8080}
+            ],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "resources": {"cpu": "1", "memory": "1Gi"},
+            "load": {"connections": 10, "duration": "30s"},
+            "matrix": {"connections": [10, 100]}
+        }))
+        .unwrap();
+        let mut r = BenchmarkRun::new("demo", spec);
+        r.status = Some(status);
+        r
+    }
+
+    #[test]
+    fn progress_line_names_the_current_cell_and_its_stage() {
+        let now = "2026-11-30T10:03:05Z".parse().unwrap();
+        let r = run(fixtures::running_status());
+        assert_eq!(
+            progress_line(&r, now),
+            "Running 1/4  cell 1 express/hello cpu=1 mem=1Gi replicas=1 c=100: Loading for 1m05s"
+        );
+        assert!(!finished(&r));
+    }
+
+    #[test]
+    fn a_succeeded_run_is_finished_and_has_no_current_cell() {
+        let r = run(fixtures::status());
+        assert_eq!(progress_line(&r, Timestamp::UNIX_EPOCH), "Succeeded 4/4");
+        assert!(finished(&r));
+    }
+}
