@@ -200,7 +200,7 @@ async fn watch_run(kube: &Client, ns: &str, name: &str, interval: Duration) -> R
         if tty {
             print!("\r\x1b[2K{line}");
             io::stdout().flush()?;
-        } else if line != last {
+        } else if watch::without_elapsed(&line) != watch::without_elapsed(&last) {
             println!("{line}");
         }
         last = line;

@@ -67,6 +67,12 @@ pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
     line
 }
 
+/// The progress line without its ticking `for 25s` suffix: what decides, when output is not a
+/// terminal, whether a new line is worth printing.
+pub fn without_elapsed(line: &str) -> &str {
+    line.rsplit_once(" for ").map_or(line, |(head, _)| head)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +105,10 @@ mod tests {
             "Running 1/4  cell 1 express/hello cpu=1 mem=1Gi replicas=1 c=100: Loading for 1m05s"
         );
         assert!(!finished(&r));
+        assert_eq!(
+            without_elapsed(&progress_line(&r, now)),
+            "Running 1/4  cell 1 express/hello cpu=1 mem=1Gi replicas=1 c=100: Loading"
+        );
     }
 
     #[test]
