@@ -25,6 +25,7 @@ pub mod report;
 pub mod result;
 mod run;
 pub mod signal;
+mod timer;
 mod worker;
 
 pub use config::{Config, Limit, Target, Warmup};

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
+use crate::timer::Timer;
 
 /// How often in-flight requests are checked against their deadline.
 const SCAN_EVERY: Duration = Duration::from_millis(10);
@@ -72,7 +74,12 @@ pub(crate) struct Worker {
     buf: Vec<u8>,
     ready: Vec<usize>,
     in_flight: usize,
+    /// Open model only: wakes the loop precisely at the next due send.
+    timer: Option<Timer>,
 }
+
+/// Token of the open-model timer; connection tokens never reach it.
+const TIMER_TOKEN: usize = usize::MAX;
 
 impl Worker {
     pub fn new(s: WorkerSettings) -> io::Result<Self> {
@@ -89,8 +96,20 @@ impl Worker {
                 next_due: now,
             })
             .collect();
+        let poll = Poll::new()?;
+        let timer = match s.interval {
+            Some(_) => {
+                let t = Timer::new()?;
+                let mut source = SourceFd(&t.raw());
+                poll.registry()
+                    .register(&mut source, Token(TIMER_TOKEN), Interest::READABLE)?;
+                Some(t)
+            }
+            None => None,
+        };
         Ok(Worker {
-            poll: Poll::new()?,
+            poll,
+            timer,
             events: Events::with_capacity(1024),
             conns,
             buf: vec![0; 64 * 1024],
@@ -119,6 +138,7 @@ impl Worker {
             self.ready.extend(0..self.conns.len());
         }
         let mut next_scan = Instant::now() + SCAN_EVERY;
+        let mut armed: Option<Instant> = None;
         loop {
             let mut now = Instant::now();
             let mut wake = now + SCAN_EVERY;
@@ -140,8 +160,18 @@ impl Worker {
                     wake = wake.min(u);
                 }
             }
-            let timeout = wake.saturating_duration_since(now);
-            if self.ready.is_empty() {
+            let mut timeout = wake.saturating_duration_since(now);
+            if let Some(timer) = &self.timer {
+                // Re-arm only when the wake-up moved: one syscall less per loop turn.
+                if armed != Some(wake) {
+                    timer.arm(timeout);
+                    armed = Some(wake);
+                }
+                timeout += Duration::from_millis(1); // the timer fires first
+            }
+            if !self.ready.is_empty() {
+                self.events.clear();
+            } else {
                 if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
                     if e.kind() != io::ErrorKind::Interrupted {
                         // Nothing sensible can continue without the poller.
@@ -151,6 +181,13 @@ impl Worker {
             }
             let events = std::mem::replace(&mut self.events, Events::with_capacity(0));
             for event in events.iter() {
+                if event.token().0 == TIMER_TOKEN {
+                    if let Some(t) = &self.timer {
+                        t.clear();
+                    }
+                    armed = None;
+                    continue;
+                }
                 now = Instant::now();
                 self.on_event(event.token().0, rec, now);
             }
