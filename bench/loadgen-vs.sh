@@ -50,6 +50,7 @@ install_anchors() {
 }
 
 build_ours() {
+  if [ -n "${OURS:-}" ]; then return 0; fi   # OURS=/path/to/benchrun-load skips the build
   (cd "$REPO" && cargo build --release -q -p benchrun-load)
   local dir
   dir=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
