@@ -292,12 +292,16 @@ pub struct Matrix {
     /// CPU limits to sweep, e.g. `["1", "2", "3500m"]` (requests follow the limit unless
     /// `resources.cpuRequest` is set).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 16))]
+    // Item length bound: without it the apiserver's CEL cost estimate of the rule below
+    // exceeds its budget and the CRD is rejected.
+    #[schemars(length(max = 16), inner(length(max = 32)))]
     #[x_kube(validation = Rule::new("self.all(q, isQuantity(q) && quantity(q).isGreaterThan(quantity('0')))").message("matrix.cpu entries must be positive quantities such as \"500m\" or \"2\""))]
     pub cpu: Vec<String>,
     /// Memory limits to sweep, e.g. `["512Mi", "1Gi"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 16))]
+    // Item length bound: without it the apiserver's CEL cost estimate of the rule below
+    // exceeds its budget and the CRD is rejected.
+    #[schemars(length(max = 16), inner(length(max = 32)))]
     #[x_kube(validation = Rule::new("self.all(q, isQuantity(q) && quantity(q).isGreaterThan(quantity('0')))").message("matrix.memory entries must be positive quantities such as \"512Mi\""))]
     pub memory: Vec<String>,
     /// Replica counts to sweep.
