@@ -1,1 +1,27 @@
-//! benchrun operator
+//! benchrun: the `BenchmarkRun` operator.
+//!
+//! Where things are decided:
+//! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
+//! - [`builders`]: the children it creates (pure), named by [`names`];
+//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
+//! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
+//!   measuring-slot queue in [`slots`];
+//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`.
+
+pub mod builders;
+pub mod controller;
+pub mod error;
+pub mod names;
+pub mod observe;
+pub mod observed;
+pub mod plan;
+pub mod prometheus;
+pub mod promql;
+pub mod results;
+pub mod slo;
+pub mod slots;
+pub mod telemetry;
+pub mod validity;
+
+pub use error::{Error, Result};

@@ -1,4 +1,7 @@
 use super::*;
+use crate::{names, results};
+use benchrun_api::{stage, CurrentMeasurement};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::builders::fixtures::run as validated;
 use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
 use benchrun_api::TargetUsage;
@@ -36,7 +39,7 @@ fn ready_target() -> TargetObserved {
     }
 }
 
-fn load_result(start_ms: i64) -> LoadResult {
+pub(crate) fn load_result(start_ms: i64) -> LoadResult {
     let stats = LatencyStats {
         count: 1000,
         mean_us: 2000.0,
@@ -564,4 +567,18 @@ fn oversized_detail_drops_per_second_histograms_first() {
     assert!(json.len() < DETAIL_MAX_BYTES);
     let back: LoadResult = serde_json::from_str(&json).unwrap();
     assert_eq!(back.timeline.len(), 200);
+}
+
+#[test]
+fn restart_after_storing_the_detail_collects_from_it_without_the_logs() {
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Succeeded(Vec::new()),
+        detail: Some(load_result(3000)),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    assert!(d.actions.is_empty());
+    assert!(d.status.results.is_empty());
+    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
 }

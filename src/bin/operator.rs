@@ -1,1 +1,82 @@
-fn main() {}
+//! The benchrun operator: reconciles BenchmarkRuns and serves `/metrics`, `/healthz` and
+//! `/readyz`. Runs in-cluster (service account) or from a kubeconfig for development.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use benchrun::builders::LoadSettings;
+use benchrun::controller::{self, Config};
+use benchrun::telemetry::{self, Metrics};
+use clap::Parser;
+
+/// Kubernetes operator for BenchmarkRun (benchrun.dev/v1alpha1).
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Default Prometheus base URL; a run's spec.prometheus.url overrides it.
+    #[arg(
+        long,
+        env = "PROMETHEUS_URL",
+        default_value = "http://prometheus.monitoring.svc:9090"
+    )]
+    prometheus_url: String,
+    /// Image of the load generator.
+    #[arg(
+        long,
+        env = "BENCHRUN_LOAD_IMAGE",
+        default_value = "benchrun.local/benchrun-load:0.1.0"
+    )]
+    load_image: String,
+    /// Pull policy of the load image and of target images without their own.
+    #[arg(long, env = "BENCHRUN_IMAGE_PULL_POLICY", default_value = "IfNotPresent", value_parser = ["Always", "IfNotPresent", "Never"])]
+    image_pull_policy: String,
+    /// Runs measuring at the same time; the others wait in phase Queued.
+    #[arg(long, env = "BENCHRUN_MAX_MEASURING_RUNS", default_value_t = 1)]
+    max_measuring_runs: usize,
+    /// Address of /metrics, /healthz and /readyz.
+    #[arg(long, env = "BENCHRUN_METRICS_ADDR", default_value = "0.0.0.0:8080")]
+    metrics_addr: SocketAddr,
+    /// Watch this namespace only (default: all namespaces).
+    #[arg(long, env = "BENCHRUN_NAMESPACE")]
+    namespace: Option<String>,
+    /// Log as JSON lines instead of text.
+    #[arg(long, env = "BENCHRUN_LOG_JSON")]
+    log_json: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let fmt = tracing_subscriber::fmt().with_env_filter(filter);
+    if args.log_json {
+        fmt.json().init();
+    } else {
+        fmt.init();
+    }
+    let client = kube::Client::try_default()
+        .await
+        .context("failed to create a Kubernetes client (in-cluster or KUBECONFIG)")?;
+    let metrics = Arc::new(Metrics::default());
+    let server = tokio::spawn(telemetry::serve(args.metrics_addr, metrics.clone()));
+    tracing::info!(prometheus = %args.prometheus_url, load_image = %args.load_image, addr = %args.metrics_addr, "starting");
+    let config = Config {
+        prometheus_url: args.prometheus_url,
+        load: LoadSettings {
+            image: args.load_image,
+            pull_policy: args.image_pull_policy.clone(),
+        },
+        image_pull_policy: args.image_pull_policy,
+        max_measuring_runs: args.max_measuring_runs,
+        namespace: args.namespace,
+    };
+    tokio::select! {
+        () = controller::run(client, config, metrics) => tracing::info!("controller stopped"),
+        res = server => {
+            res.context("metrics server task")?.context("failed to serve metrics")?;
+        }
+    }
+    Ok(())
+}

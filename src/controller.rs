@@ -1,0 +1,370 @@
+//! The kube-runtime wiring: watch BenchmarkRuns and their children, and reconcile each run as
+//! observe ([`crate::observe`]) → plan ([`crate::plan`], pure) → apply (server-side apply,
+//! forced, field manager [`names::MANAGER`], in the planner's order) → status (SSA on the
+//! status subresource, only when it changed) → events.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use benchrun_api::{validate, BenchmarkRun, ValidatedRun};
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::runtime::controller::{Action as Requeue, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::builders::{self, LoadSettings, Owner};
+use crate::error::{Error, Result};
+use crate::names::{self, label, role, MANAGER};
+use crate::observe::observe;
+use crate::plan::{self, Action, Decision};
+use crate::slots::{self, Slots};
+use crate::telemetry::Metrics;
+
+/// Operator settings (from flags).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Default Prometheus base URL (a run's `spec.prometheus.url` overrides it).
+    pub prometheus_url: String,
+    /// Load generator image and pull policy.
+    pub load: LoadSettings,
+    /// Default pull policy of target images.
+    pub image_pull_policy: String,
+    /// Runs measuring at the same time.
+    pub max_measuring_runs: usize,
+    /// Watch one namespace only (default: all).
+    pub namespace: Option<String>,
+}
+
+/// Shared state of all reconciles.
+pub struct Context {
+    /// Kubernetes client.
+    pub client: Client,
+    /// Operator settings.
+    pub config: Config,
+    /// The controller's cache of runs (for the queue).
+    pub store: Store<BenchmarkRun>,
+    /// The measuring-slot queue.
+    pub slots: Slots,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    recorder: Recorder,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+/// Runs the controller until a termination signal.
+pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
+    let runs: Api<BenchmarkRun> = match &config.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    fn children<K>(client: &Client, ns: &Option<String>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match ns {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        }
+    }
+    let owned = watcher::Config::default().labels(names::MANAGED_SELECTOR);
+    let controller = Controller::new(runs, watcher::Config::default());
+    let store = controller.store();
+    let reporter = Reporter {
+        controller: MANAGER.into(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        slots: Slots::new(config.max_measuring_runs),
+        recorder: Recorder::new(client.clone(), reporter),
+        store: store.clone(),
+        metrics: metrics.clone(),
+        failures: Mutex::default(),
+        config: config.clone(),
+    });
+    tokio::spawn(async move {
+        if store.wait_until_ready().await.is_ok() {
+            metrics.set_ready();
+            tracing::info!("cache synced; ready");
+        }
+    });
+    let ns = &config.namespace;
+    controller
+        .owns(children::<Deployment>(&client, ns), owned.clone())
+        .owns(children::<Service>(&client, ns), owned.clone())
+        .owns(children::<Job>(&client, ns), owned.clone())
+        .owns(children::<ConfigMap>(&client, ns), owned)
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, ctx)
+        .for_each(|res| async move {
+            match res {
+                Ok((obj, _)) => tracing::debug!(run = %obj, "reconciled"),
+                Err(e) => tracing::warn!(error = %e, "reconcile failed"),
+            }
+        })
+        .await;
+}
+
+async fn reconcile(run: Arc<BenchmarkRun>, ctx: Arc<Context>) -> Result<Requeue> {
+    let started = Instant::now();
+    let result = reconcile_inner(&run, &ctx).await;
+    ctx.metrics.reconciled(started.elapsed());
+    if result.is_ok() {
+        lock(&ctx.failures).remove(&slots::key(&run));
+    }
+    result
+}
+
+async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
+    if run.metadata.deletion_timestamp.is_some() {
+        return Ok(Requeue::await_change());
+    }
+    let owner = Owner::of(run).ok_or(Error::MissingField("namespace or uid"))?;
+    let status = run.status.clone().unwrap_or_default();
+    let now = Timestamp::now();
+    let (decision, validated) = match validate(&run.spec) {
+        Err(errors) => (
+            plan::plan_invalid(&status, &errors, run.metadata.generation, now),
+            None,
+        ),
+        Ok(v) => {
+            let observed = observe(ctx, run, &owner, &v, &status, now).await?;
+            (plan::plan(&v, &status, &observed, now), Some(v))
+        }
+    };
+    let deleted = apply(ctx, &owner, validated.as_ref(), &decision.actions).await?;
+    if deleted {
+        return Ok(Requeue::await_change());
+    }
+    if decision.status != status {
+        patch_status(ctx, &owner, &decision).await?;
+        for r in decision.status.results.iter().skip(status.results.len()) {
+            ctx.metrics.measured(&r.outcome);
+        }
+    }
+    publish(ctx, run, &decision).await;
+    Ok(match decision.requeue {
+        Some(d) => Requeue::requeue(d),
+        None => Requeue::await_change(),
+    })
+}
+
+/// Transient errors retry with a per-run exponential backoff (5 s doubling, at most 5 min).
+fn error_policy(run: Arc<BenchmarkRun>, error: &Error, ctx: Arc<Context>) -> Requeue {
+    ctx.metrics.failed(error.metric_label());
+    let mut failures = lock(&ctx.failures);
+    let n = failures.entry(slots::key(&run)).or_insert(0);
+    *n = n.saturating_add(1);
+    let delay = Duration::from_secs((5u64 << (*n - 1).min(6)).min(300));
+    tracing::warn!(run = %slots::key(&run), error = %error, retry_in = ?delay, "reconcile failed");
+    Requeue::requeue(delay)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+async fn ssa<K>(api: &Api<K>, obj: &K, kind: &'static str) -> Result<()>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    api.patch(
+        &name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(obj),
+    )
+    .await
+    .map_err(|source| Error::ApplyFailed { kind, name, source })?;
+    Ok(())
+}
+
+async fn delete<K>(api: &Api<K>, name: &str, dp: &DeleteParams, kind: &'static str) -> Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, dp).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(source) => Err(Error::DeleteFailed {
+            kind,
+            name: name.into(),
+            source,
+        }),
+    }
+}
+
+/// Carries out the planner's actions in order. Returns true when the run itself was deleted.
+async fn apply(
+    ctx: &Context,
+    owner: &Owner,
+    v: Option<&ValidatedRun>,
+    actions: &[Action],
+) -> Result<bool> {
+    let ns = &owner.namespace;
+    let c = &ctx.client;
+    let Some(v) = v else { return Ok(false) };
+    for action in actions {
+        tracing::info!(run = %owner.name, ?action, "apply");
+        match action {
+            Action::ApplyTarget { cell } => {
+                let cell = &v.cells[*cell];
+                let d = builders::build_target_deployment(
+                    owner,
+                    v,
+                    cell,
+                    &ctx.config.image_pull_policy,
+                );
+                ssa(
+                    &Api::<Deployment>::namespaced(c.clone(), ns),
+                    &d,
+                    "Deployment",
+                )
+                .await?;
+                let s = builders::build_target_service(owner, v, cell);
+                ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
+            }
+            Action::DeleteTargets { except } => {
+                let sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
+                let keep = |labels: &std::collections::BTreeMap<String, String>| {
+                    except.is_some() && labels.get(label::CONFIG) == except.as_ref()
+                };
+                let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+                for d in deployments
+                    .list(&kube::api::ListParams::default().labels(&sel))
+                    .await
+                    .map_err(|source| Error::ObserveFailed {
+                        what: "Deployment list".into(),
+                        source,
+                    })?
+                {
+                    if !keep(d.labels()) {
+                        // Foreground: the Deployment stays until its pods are gone, so the next
+                        // configuration is not measured beside them.
+                        delete(
+                            &deployments,
+                            &d.name_any(),
+                            &DeleteParams::foreground(),
+                            "Deployment",
+                        )
+                        .await?;
+                    }
+                }
+                let services = Api::<Service>::namespaced(c.clone(), ns);
+                for s in services
+                    .list(&kube::api::ListParams::default().labels(&sel))
+                    .await
+                    .map_err(|source| Error::ObserveFailed {
+                        what: "Service list".into(),
+                        source,
+                    })?
+                {
+                    if !keep(s.labels()) {
+                        delete(
+                            &services,
+                            &s.name_any(),
+                            &DeleteParams::default(),
+                            "Service",
+                        )
+                        .await?;
+                    }
+                }
+            }
+            Action::CreateJob {
+                cell,
+                repeat,
+                cluster_ip,
+                restarts_baseline,
+            } => {
+                let job = builders::build_load_job(
+                    owner,
+                    v,
+                    &v.cells[*cell],
+                    *repeat,
+                    cluster_ip,
+                    *restarts_baseline,
+                    &ctx.config.load,
+                );
+                ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
+            }
+            Action::DeleteJobs(jobs) => {
+                let api = Api::<Job>::namespaced(c.clone(), ns);
+                for j in jobs {
+                    delete(&api, j, &DeleteParams::background(), "Job").await?;
+                }
+            }
+            Action::StoreDetail { cell, repeat, json } => {
+                let cm = builders::build_detail_configmap(owner, *cell, *repeat, json.clone());
+                ssa(
+                    &Api::<ConfigMap>::namespaced(c.clone(), ns),
+                    &cm,
+                    "ConfigMap",
+                )
+                .await?;
+            }
+            Action::DeleteRun => {
+                let api = Api::<BenchmarkRun>::namespaced(c.clone(), ns);
+                delete(
+                    &api,
+                    &owner.name,
+                    &DeleteParams::background(),
+                    "BenchmarkRun",
+                )
+                .await?;
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+async fn patch_status(ctx: &Context, owner: &Owner, d: &Decision) -> Result<()> {
+    let api = Api::<BenchmarkRun>::namespaced(ctx.client.clone(), &owner.namespace);
+    let body = serde_json::json!({
+        "apiVersion": "benchrun.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "status": d.status,
+    });
+    api.patch_status(
+        &owner.name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await
+    .map_err(|source| Error::StatusFailed {
+        name: owner.name.clone(),
+        source,
+    })?;
+    Ok(())
+}
+
+/// Events are best effort: a failure to record one is logged, not retried.
+async fn publish(ctx: &Context, run: &BenchmarkRun, d: &Decision) {
+    let reference = run.object_ref(&());
+    for n in &d.notes {
+        let ev = Event {
+            type_: if n.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: n.reason.into(),
+            note: Some(n.message.chars().take(1000).collect()),
+            action: n.reason.into(),
+            secondary: None,
+        };
+        if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
+            tracing::warn!(error = %e, reason = n.reason, "failed to publish an event");
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap and, once
+//! the window is scraped, Prometheus. Produces [`Observed`] for the planner.
+
+use std::collections::BTreeMap;
+
+use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, ValidatedRun};
+use benchrun_load::LoadResult;
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use kube::api::{ListParams, LogParams};
+use kube::{Api, ResourceExt};
+
+use crate::builders::{Owner, DETAIL_KEY, LOAD_CONTAINER, TARGET_CONTAINER};
+use crate::controller::Context;
+use crate::error::{Error, Result};
+use crate::names::{self, label, role};
+use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
+use crate::plan::{self, SCRAPE_SETTLE};
+use crate::prometheus::{Prometheus, UsageQuery};
+use crate::slots::{self, RunView};
+
+/// Waiting reasons that do not go away by waiting.
+const FATAL: &[&str] = &["InvalidImageName", "ErrImageNeverPull"];
+/// Waiting reasons worth naming when a target does not become ready.
+const PROBLEMS: &[&str] = &[
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "ErrImageNeverPull",
+    "CrashLoopBackOff",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "InvalidImageName",
+    "RunContainerError",
+];
+
+fn observe_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
+    let what = what.into();
+    move |source| Error::ObserveFailed { what, source }
+}
+
+async fn list<K>(api: &Api<K>, selector: &str) -> Result<Vec<K>>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let kind = K::kind(&K::DynamicType::default()).to_string();
+    Ok(api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(observe_err(format!("{kind} list ({selector})")))?
+        .items)
+}
+
+/// Observes everything the planner needs for the run's focus measurement.
+pub async fn observe(
+    ctx: &Context,
+    run: &BenchmarkRun,
+    owner: &Owner,
+    v: &ValidatedRun,
+    status: &BenchmarkRunStatus,
+    now: Timestamp,
+) -> Result<Observed> {
+    let ns = &owner.namespace;
+    let client = ctx.client.clone();
+    let mut o = Observed {
+        run_name: owner.name.clone(),
+        generation: run.metadata.generation,
+        slot: slot(ctx, run, status).await,
+        ..Observed::default()
+    };
+    let targets_sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
+    let deployments = list(
+        &Api::<Deployment>::namespaced(client.clone(), ns),
+        &targets_sel,
+    )
+    .await?;
+    let services = list(
+        &Api::<Service>::namespaced(client.clone(), ns),
+        &targets_sel,
+    )
+    .await?;
+    let jobs = list(
+        &Api::<Job>::namespaced(client.clone(), ns),
+        &names::selector(&names::common_labels(&owner.name, role::LOAD)),
+    )
+    .await?;
+    let mut configs: Vec<String> = deployments
+        .iter()
+        .map(|d| d.labels().get(label::CONFIG).cloned().unwrap_or_default())
+        .collect();
+    configs.extend(
+        services
+            .iter()
+            .map(|s| s.labels().get(label::CONFIG).cloned().unwrap_or_default()),
+    );
+    configs.sort();
+    configs.dedup();
+    o.target_configs = configs;
+    o.jobs = jobs.iter().map(|j| j.name_any()).collect();
+    if plan::is_finished(status) {
+        return Ok(o);
+    }
+    let Some((cell_i, repeat)) = plan::focus(v, status) else {
+        return Ok(o);
+    };
+    let cell = &v.cells[cell_i];
+    let target = &v.spec.targets[cell.target].name;
+    let config = names::config_hash(target, cell);
+    let target_name = names::target_name(&owner.name, target, &config);
+    if let Some(d) = deployments.iter().find(|d| d.name_any() == target_name) {
+        let pods = list(
+            &Api::<Pod>::namespaced(client.clone(), ns),
+            &names::selector(&names::target_labels(&owner.name, target, &config)),
+        )
+        .await?;
+        o.target = Some(target_state(d, &pods));
+    }
+    o.service_ip = services
+        .iter()
+        .find(|s| s.name_any() == target_name)
+        .and_then(|s| s.spec.as_ref()?.cluster_ip.clone())
+        .filter(|ip| !ip.is_empty() && ip != "None");
+    let job_name = names::job_name(&owner.name, cell_i, repeat);
+    let detail_name = names::detail_name(&owner.name, cell_i, repeat);
+    o.detail = Api::<ConfigMap>::namespaced(client.clone(), ns)
+        .get_opt(&detail_name)
+        .await
+        .map_err(observe_err(format!("ConfigMap {detail_name}")))?
+        .and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok());
+    if let Some(job) = jobs.iter().find(|j| j.name_any() == job_name) {
+        o.restarts_baseline = job
+            .annotations()
+            .get(names::RESTARTS_BASELINE)
+            .and_then(|s| s.parse().ok());
+        let pods_api = Api::<Pod>::namespaced(client.clone(), ns);
+        let pods = list(
+            &pods_api,
+            &names::selector(&names::measurement_labels(
+                &owner.name,
+                role::LOAD,
+                cell_i,
+                repeat,
+            )),
+        )
+        .await?;
+        o.load_nodes = pods
+            .iter()
+            .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+            .collect();
+        o.load_nodes.sort();
+        o.load_nodes.dedup();
+        o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
+    }
+    let collecting = status
+        .current
+        .as_ref()
+        .is_some_and(|c| c.stage == stage::COLLECTING);
+    if let (true, Some(load)) = (collecting, &o.detail) {
+        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
+        if now.as_millisecond() >= ready_at {
+            o.usage = Some(usage(ctx, v, owner, cell, &target_name, &job_name, load).await);
+        }
+    }
+    Ok(o)
+}
+
+async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> Slot {
+    if plan::is_finished(status) {
+        return Slot::Free;
+    }
+    // Before the cache holds every run, holders could be missed: wait for it.
+    if ctx.store.wait_until_ready().await.is_err() {
+        return Slot::HeldBy(vec!["(operator cache not ready)".into()]);
+    }
+    let all: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
+    ctx.slots.acquire(&slots::key(run), &all)
+}
+
+fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
+    let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let st = d.status.clone().unwrap_or_default();
+    let current = st.observed_generation.unwrap_or(0) >= d.metadata.generation.unwrap_or(0);
+    let mut t = TargetObserved {
+        ready: current
+            && st.ready_replicas.unwrap_or(0) >= want
+            && st.updated_replicas.unwrap_or(0) >= want
+            && st.replicas.unwrap_or(0) == want,
+        ..TargetObserved::default()
+    };
+    for p in pods {
+        if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.clone()) {
+            t.nodes.push(n);
+        }
+        let ps = p.status.clone().unwrap_or_default();
+        for c in ps.conditions.unwrap_or_default() {
+            if c.type_ == "PodScheduled" && c.status == "False" {
+                t.problem = Some(format!(
+                    "{}: {}",
+                    c.reason.unwrap_or_default(),
+                    c.message.unwrap_or_default()
+                ));
+            }
+        }
+        for cs in ps
+            .container_statuses
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.name == TARGET_CONTAINER)
+        {
+            t.restarts += cs.restart_count;
+            let last = cs.last_state.as_ref().and_then(|s| s.terminated.clone());
+            if let Some(term) = &last {
+                if term.reason.as_deref() == Some("OOMKilled") {
+                    if let Some(at) = &term.finished_at {
+                        t.oom_kill_times_ms.push(at.0.as_millisecond());
+                    }
+                }
+            }
+            let waiting = cs.state.as_ref().and_then(|s| s.waiting.clone());
+            if let Some(w) = waiting {
+                let reason = w.reason.unwrap_or_default();
+                if PROBLEMS.contains(&reason.as_str()) {
+                    let mut msg = format!("{reason}: {}", w.message.unwrap_or_default());
+                    if let Some(term) = &last {
+                        msg.push_str(&format!(
+                            " (last exit: {} code {})",
+                            term.reason.clone().unwrap_or_default(),
+                            term.exit_code
+                        ));
+                    }
+                    t.fatal |= FATAL.contains(&reason.as_str());
+                    t.problem = Some(msg);
+                }
+            }
+        }
+    }
+    t.nodes.sort();
+    t.nodes.dedup();
+    t
+}
+
+/// The last stdout line of a load pod that parses as a load result.
+pub fn parse_log(log: &str) -> Result<LoadResult, String> {
+    let one_line = || {
+        log.lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<LoadResult>(l.trim()).ok())
+    };
+    // Pretty-printed JSON: the last object that starts at the beginning of a line.
+    let pretty = || {
+        let starts = log
+            .match_indices('{')
+            .map(|(i, _)| i)
+            .filter(|&i| i == 0 || log.as_bytes()[i - 1] == b'\n');
+        starts
+            .rev()
+            .find_map(|i| serde_json::from_str::<LoadResult>(log[i..].trim()).ok())
+    };
+    one_line().or_else(pretty).ok_or_else(|| {
+        let tail: Vec<&str> = log.lines().rev().take(3).collect();
+        format!(
+            "no JSON result in its log (last lines: {:?})",
+            tail.into_iter().rev().collect::<Vec<_>>()
+        )
+    })
+}
+
+fn completion_index(p: &Pod) -> Option<usize> {
+    p.annotations()
+        .get("batch.kubernetes.io/job-completion-index")?
+        .parse()
+        .ok()
+}
+
+async fn job_state(
+    job: &Job,
+    pods: &[Pod],
+    api: &Api<Pod>,
+    load_pods: i32,
+    have_detail: bool,
+) -> JobObserved {
+    let conds = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let is = |t: &str| conds.iter().find(|c| c.type_ == t && c.status == "True");
+    if let Some(c) = is("Failed") {
+        let mut reason = format!(
+            "{}: {}",
+            c.reason.clone().unwrap_or_default(),
+            c.message.clone().unwrap_or_default()
+        );
+        for p in pods {
+            let term = p.status.as_ref().and_then(|s| {
+                s.container_statuses
+                    .as_ref()?
+                    .first()?
+                    .state
+                    .as_ref()?
+                    .terminated
+                    .clone()
+            });
+            if let Some(t) = term.filter(|t| t.exit_code != 0) {
+                let log = api
+                    .logs(
+                        &p.name_any(),
+                        &LogParams {
+                            container: Some(LOAD_CONTAINER.into()),
+                            tail_lines: Some(2),
+                            ..LogParams::default()
+                        },
+                    )
+                    .await
+                    .unwrap_or_default();
+                reason.push_str(&format!(
+                    "; pod {} exited {} ({}): {}",
+                    p.name_any(),
+                    t.exit_code,
+                    t.reason.unwrap_or_default(),
+                    log.trim()
+                ));
+                break;
+            }
+        }
+        return JobObserved::Failed(reason);
+    }
+    if is("Complete").is_none() {
+        return JobObserved::Running;
+    }
+    if have_detail {
+        // The merged result is stored; the logs need not be read again.
+        return JobObserved::Succeeded(Vec::new());
+    }
+    let mut results = Vec::new();
+    for i in 0..load_pods.max(1) as usize {
+        let pod = pods.iter().find(|p| {
+            completion_index(p) == Some(i)
+                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+        });
+        results.push(match pod {
+            None => Err(format!("no succeeded pod with completion index {i}")),
+            Some(p) => match api
+                .logs(
+                    &p.name_any(),
+                    &LogParams {
+                        container: Some(LOAD_CONTAINER.into()),
+                        ..LogParams::default()
+                    },
+                )
+                .await
+            {
+                Ok(log) => parse_log(&log),
+                Err(e) => Err(format!("failed to read the log of {}: {e}", p.name_any())),
+            },
+        });
+    }
+    JobObserved::Succeeded(results)
+}
+
+async fn usage(
+    ctx: &Context,
+    v: &ValidatedRun,
+    owner: &Owner,
+    cell: &benchrun_api::Cell,
+    target_name: &str,
+    job_name: &str,
+    load: &LoadResult,
+) -> crate::observed::UsageObserved {
+    let url = v
+        .spec
+        .prometheus
+        .as_ref()
+        .and_then(|p| p.url.clone())
+        .unwrap_or_else(|| ctx.config.prometheus_url.clone());
+    let prom = Prometheus::new(&url).map_err(|e| e.to_string())?;
+    let ts = |ms: u64| Timestamp::from_millisecond(ms as i64).map_err(|e| e.to_string());
+    let q = UsageQuery {
+        namespace: owner.namespace.clone(),
+        target_pods: format!("{target_name}-.*"),
+        load_pods: format!("{job_name}-.*"),
+        start: ts(load.window_start_ms)?,
+        end: ts(load.window_end_ms)?,
+        target_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64
+            * f64::from(cell.replicas)
+            / 1000.0,
+        load_cpu_limit_cores: v.load_resources.cpu_millis as f64 * f64::from(v.load_pods) / 1000.0,
+        extra: v
+            .spec
+            .prometheus
+            .as_ref()
+            .map(|p| p.extra_queries.clone())
+            .unwrap_or_default(),
+    };
+    let (u, extra): (_, BTreeMap<String, f64>) = prom
+        .usage(&q)
+        .await
+        .map_err(|e| format!("Prometheus at {url}: {e}"))?;
+    Ok((u, extra))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pretty_printed_result_at_the_end_of_the_log_is_found() {
+        let result = crate::plan::tests::load_result(0);
+        let pretty = serde_json::to_string_pretty(&result).unwrap();
+        let log = format!("starting\n{{\"partial\": 1}}\n{pretty}\n");
+        assert_eq!(parse_log(&log), Ok(result));
+    }
+
+    #[test]
+    fn the_result_is_the_last_json_line_of_the_log() {
+        let line = serde_json::to_string(&serde_json::json!({"not": "a result"})).unwrap();
+        let err = parse_log(&format!("starting\n{line}\n")).unwrap_err();
+        assert!(err.contains("no JSON result"), "{err}");
+    }
+}

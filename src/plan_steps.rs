@@ -1,0 +1,467 @@
+//! The planner's steps, one method per stage (see [`super`] for the contract).
+
+use std::time::Duration;
+
+use benchrun_api::validate::{CleanupPolicy, Warmup};
+use benchrun_api::{condition, phase, stage, CellResult, CurrentMeasurement};
+use benchrun_load::LoadResult;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::{
+    detail_json, has_result, merge_pods, next_pending, set_condition, Action, Note, Planner,
+    SCRAPE_SETTLE,
+};
+use crate::names;
+use crate::observed::{JobObserved, Slot};
+use crate::results::{self, PodFacts};
+
+impl Planner<'_> {
+    pub(super) fn note(&mut self, warning: bool, reason: &'static str, message: String) {
+        self.notes.push(Note {
+            warning,
+            reason,
+            message,
+        });
+    }
+
+    pub(super) fn condition(&mut self, type_: &str, ok: bool, reason: &str, message: String) {
+        let generation = self.obs.generation;
+        set_condition(
+            &mut self.status.conditions,
+            type_,
+            ok,
+            reason,
+            message,
+            self.now,
+            generation,
+        );
+    }
+
+    pub(super) fn after(&mut self, d: Duration) {
+        self.requeue = Some(self.requeue.map_or(d, |r| r.min(d)));
+    }
+
+    pub(super) fn elapsed(&self, since: &Time) -> Duration {
+        let ms = self.now.as_millisecond() - since.0.as_millisecond();
+        Duration::from_millis(ms.max(0) as u64)
+    }
+
+    pub(super) fn progress(&mut self) {
+        self.status.progress = Some(format!(
+            "{}/{}",
+            self.status.results.len(),
+            self.run.total()
+        ));
+    }
+
+    pub(super) fn start(&mut self) {
+        if let Slot::HeldBy(holders) = &self.obs.slot {
+            let message = format!(
+                "waiting for a measuring slot, held by {}",
+                holders.join(", ")
+            );
+            if self.status.phase.as_deref() != Some(phase::QUEUED) {
+                self.note(false, "Queued", message.clone());
+            }
+            self.status.phase = Some(phase::QUEUED.into());
+            self.condition(
+                condition::ACCEPTED,
+                true,
+                "Valid",
+                "the spec is valid".into(),
+            );
+            self.condition(condition::RUNNING, false, "Queued", message);
+            self.progress();
+            self.after(Duration::from_secs(5));
+            return;
+        }
+        self.status.phase = Some(phase::RUNNING.into());
+        self.status.start_time.get_or_insert(Time(self.now));
+        self.condition(
+            condition::ACCEPTED,
+            true,
+            "Valid",
+            "the spec is valid".into(),
+        );
+        self.condition(
+            condition::RUNNING,
+            true,
+            "Measuring",
+            format!(
+                "measuring {} cells × {} repeats",
+                self.run.cells.len(),
+                self.run.repeats
+            ),
+        );
+        self.note(
+            false,
+            "Started",
+            format!("{} measurements", self.run.total()),
+        );
+        self.progress();
+        self.advance();
+    }
+
+    /// Moves to the next measurement without a result, or finishes the run.
+    pub(super) fn advance(&mut self) {
+        match next_pending(self.run, &self.status.results) {
+            Some((cell, repeat)) => {
+                self.status.current = Some(CurrentMeasurement {
+                    cell: cell as i32,
+                    repeat: repeat as i32,
+                    stage: stage::DEPLOYING.into(),
+                    since: Time(self.now),
+                    job: None,
+                });
+                self.after(Duration::from_millis(500));
+            }
+            None => self.finish(),
+        }
+    }
+
+    pub(super) fn step(&mut self) {
+        let Some(cur) = self.status.current.clone() else {
+            self.advance();
+            return;
+        };
+        let (cell, repeat) = (cur.cell as usize, cur.repeat as usize);
+        if cell >= self.run.cells.len() || repeat >= self.run.repeats {
+            // Status from another spec version: it cannot be continued.
+            self.status.current = None;
+            self.advance();
+            return;
+        }
+        match cur.stage.as_str() {
+            stage::LOADING => self.loading(&cur, cell, repeat),
+            stage::COLLECTING => self.collecting(cell, repeat),
+            _ => self.deploying(&cur, cell, repeat),
+        }
+    }
+
+    pub(super) fn deploying(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
+        let c = &self.run.cells[cell];
+        let config = names::config_hash(&self.run.spec.targets[c.target].name, c);
+        if self.obs.target_configs.iter().any(|h| *h != config) {
+            // The previous configuration's pods go first: they would compete for CPU.
+            self.actions.push(Action::DeleteTargets {
+                except: Some(config),
+            });
+            self.after(Duration::from_secs(2));
+            return;
+        }
+        self.actions.push(Action::ApplyTarget { cell });
+        let target = self.obs.target.clone().unwrap_or_default();
+        if let (true, Some(ip)) = (target.ready, self.obs.service_ip.clone()) {
+            let job = names::job_name(&self.obs.run_name, cell, repeat);
+            if self.obs.job == JobObserved::Absent {
+                self.actions.push(Action::CreateJob {
+                    cell,
+                    repeat,
+                    cluster_ip: ip,
+                    restarts_baseline: target.restarts,
+                });
+            }
+            self.note(
+                false,
+                "LoadStarted",
+                format!("cell {cell} repeat {repeat}: load Job {job}"),
+            );
+            self.status.current = Some(CurrentMeasurement {
+                stage: stage::LOADING.into(),
+                since: Time(self.now),
+                job: Some(job),
+                ..cur.clone()
+            });
+            self.after(Duration::from_secs(5));
+            return;
+        }
+        let waited = self.elapsed(&cur.since);
+        if target.fatal || waited >= self.run.ready_timeout {
+            let problem = target
+                .problem
+                .unwrap_or_else(|| "the pods never became ready".into());
+            let reason = format!(
+                "target not ready after {}: {problem}",
+                benchrun_api::units::format_duration(Duration::from_secs(waited.as_secs()))
+            );
+            self.fail_configuration(cell, reason);
+            return;
+        }
+        self.after(Duration::from_secs(2));
+    }
+
+    pub(super) fn loading(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
+        match &self.obs.job {
+            JobObserved::Absent => {
+                // Lost before it was created (or deleted by hand): deploy and create it again.
+                self.status.current = Some(CurrentMeasurement {
+                    stage: stage::DEPLOYING.into(),
+                    job: None,
+                    ..cur.clone()
+                });
+                self.after(Duration::from_millis(500));
+            }
+            JobObserved::Running => {
+                let limit =
+                    self.run.expected_load_time() + self.run.load_grace + Duration::from_secs(60);
+                if self.elapsed(&cur.since) > limit {
+                    self.fail_measurement(
+                        cell,
+                        repeat,
+                        "the load Job did not finish in time".into(),
+                    );
+                } else {
+                    self.after(Duration::from_secs(10));
+                }
+            }
+            JobObserved::Failed(reason) => {
+                let reason = format!("load Job failed: {reason}");
+                self.fail_measurement(cell, repeat, reason);
+            }
+            JobObserved::Succeeded(pods) => {
+                // A stored detail means a restart lost the status patch: collect from it.
+                let merged = match &self.obs.detail {
+                    Some(d) => Ok((d.clone(), false)),
+                    None => merge_pods(pods).map(|m| (m, true)),
+                };
+                match merged {
+                    Ok((load, store)) => {
+                        if store {
+                            self.actions.push(Action::StoreDetail {
+                                cell,
+                                repeat,
+                                json: detail_json(&load),
+                            });
+                        }
+                        self.status.current = Some(CurrentMeasurement {
+                            stage: stage::COLLECTING.into(),
+                            since: Time(self.now),
+                            ..cur.clone()
+                        });
+                        self.wait_for_scrape(&load);
+                    }
+                    Err(reason) => self.fail_measurement(cell, repeat, reason),
+                }
+            }
+        }
+    }
+
+    pub(super) fn wait_for_scrape(&mut self, load: &LoadResult) {
+        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
+        let wait = (ready_at - self.now.as_millisecond()).max(0) as u64;
+        self.after(Duration::from_millis(wait.max(500)));
+    }
+
+    pub(super) fn collecting(&mut self, cell: usize, repeat: usize) {
+        let load = match (&self.obs.detail, &self.obs.job) {
+            (Some(d), _) => d.clone(),
+            (None, JobObserved::Succeeded(pods)) => match merge_pods(pods) {
+                Ok(merged) => {
+                    self.actions.push(Action::StoreDetail {
+                        cell,
+                        repeat,
+                        json: detail_json(&merged),
+                    });
+                    self.after(Duration::from_secs(1));
+                    return;
+                }
+                Err(reason) => return self.fail_measurement(cell, repeat, reason),
+            },
+            _ => {
+                return self.fail_measurement(
+                    cell,
+                    repeat,
+                    "the load result was lost (no detail ConfigMap and no finished Job)".into(),
+                )
+            }
+        };
+        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
+        if self.now.as_millisecond() < ready_at {
+            return self.wait_for_scrape(&load);
+        }
+        let Some(usage) = self.obs.usage.clone() else {
+            self.after(Duration::from_secs(2));
+            return;
+        };
+        let (usage, extra) = match usage {
+            Ok((u, extra)) => (Some(u), extra),
+            Err(e) => {
+                self.note(
+                    true,
+                    "MetricsUnavailable",
+                    format!("cell {cell} repeat {repeat}: {e}"),
+                );
+                (None, Default::default())
+            }
+        };
+        let pods = self.pod_facts(&load);
+        let c = &self.run.cells[cell];
+        let detail = names::detail_name(&self.obs.run_name, cell, repeat);
+        let result = results::measured_result(
+            self.run,
+            c,
+            repeat,
+            &load,
+            usage.as_ref(),
+            extra,
+            &pods,
+            Some(detail),
+        );
+        self.note(
+            false,
+            "Measured",
+            format!(
+                "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms",
+                result.throughput, result.latency_ms.p99
+            ),
+        );
+        self.record(vec![result]);
+    }
+
+    pub(super) fn pod_facts(&self, load: &LoadResult) -> PodFacts {
+        let target = self.obs.target.clone().unwrap_or_default();
+        let warmup_ms = match self.run.warmup {
+            Warmup::Duration(d) => d.as_millis() as i64,
+            _ => 0,
+        };
+        let load_start = load.window_start_ms as i64 - warmup_ms;
+        PodFacts {
+            restarts: (target.restarts - self.obs.restarts_baseline.unwrap_or(target.restarts))
+                .max(0),
+            oom_kills: target
+                .oom_kill_times_ms
+                .iter()
+                .filter(|t| **t >= load_start)
+                .count() as i32,
+            target_nodes: target.nodes,
+            load_nodes: self.obs.load_nodes.clone(),
+        }
+    }
+
+    /// Appends results (never twice for a measurement), updates the derived fields and moves on.
+    pub(super) fn record(&mut self, new: Vec<CellResult>) {
+        let mut finished_jobs = Vec::new();
+        for r in new {
+            if has_result(&self.status.results, r.cell as usize, r.repeat as usize) {
+                continue;
+            }
+            finished_jobs.push(names::job_name(
+                &self.obs.run_name,
+                r.cell as usize,
+                r.repeat as usize,
+            ));
+            self.status.results.push(r);
+        }
+        self.status.results.sort_by_key(|r| (r.cell, r.repeat));
+        results::apply_variance(&mut self.status.results, self.run.repeats);
+        self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        for (type_, ok, reason, message) in
+            results::result_conditions(self.run, &self.status.results)
+        {
+            self.condition(type_, ok, &reason, message);
+        }
+        let existing: Vec<String> = finished_jobs
+            .into_iter()
+            .filter(|j| self.obs.jobs.contains(j))
+            .collect();
+        if !existing.is_empty() {
+            self.actions.push(Action::DeleteJobs(existing));
+        }
+        self.status.current = None;
+        self.progress();
+        self.advance();
+    }
+
+    pub(super) fn fail_measurement(&mut self, cell: usize, repeat: usize, reason: String) {
+        self.note(
+            true,
+            "MeasurementFailed",
+            format!("cell {cell} repeat {repeat}: {reason}"),
+        );
+        let result = results::failed_result(self.run, &self.run.cells[cell], repeat, reason);
+        self.record(vec![result]);
+    }
+
+    /// The target configuration cannot run: every pending measurement that needs it fails with
+    /// the same reason at once, instead of waiting out the timeout again for each.
+    pub(super) fn fail_configuration(&mut self, cell: usize, reason: String) {
+        let c = &self.run.cells[cell];
+        let mut failed = Vec::new();
+        for other in self.run.cells.iter().filter(|o| o.same_deployment(c)) {
+            for r in 0..self.run.repeats {
+                if !has_result(&self.status.results, other.index, r) {
+                    failed.push(results::failed_result(self.run, other, r, reason.clone()));
+                }
+            }
+        }
+        self.note(
+            true,
+            "MeasurementFailed",
+            format!(
+                "cells of target configuration of cell {cell} ({} measurements): {reason}",
+                failed.len()
+            ),
+        );
+        self.record(failed);
+    }
+
+    pub(super) fn finish(&mut self) {
+        let measured = self
+            .status
+            .results
+            .iter()
+            .filter(|r| r.outcome == "Measured")
+            .count();
+        let ok = measured > 0;
+        self.status.phase = Some(if ok { phase::SUCCEEDED } else { phase::FAILED }.into());
+        self.status.current = None;
+        self.status.completion_time = Some(Time(self.now));
+        self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        self.progress();
+        let total = self.status.results.len();
+        let message = format!("{measured} of {total} measurements measured");
+        self.condition(condition::RUNNING, false, "Completed", message.clone());
+        if ok {
+            self.condition(condition::SUCCEEDED, true, "Completed", message.clone());
+            self.condition(condition::FAILED, false, "Completed", message.clone());
+            self.note(false, "Completed", message);
+        } else {
+            self.condition(
+                condition::SUCCEEDED,
+                false,
+                "NothingMeasured",
+                message.clone(),
+            );
+            self.condition(condition::FAILED, true, "NothingMeasured", message.clone());
+            self.note(true, "Failed", message);
+        }
+        self.finished();
+    }
+
+    /// A finished run: clean up per policy (idempotently) and delete the run after its TTL.
+    pub(super) fn finished(&mut self) {
+        let succeeded = self.status.phase.as_deref() == Some(phase::SUCCEEDED);
+        let clean = match self.run.cleanup {
+            CleanupPolicy::Delete => true,
+            CleanupPolicy::KeepOnFailure => succeeded,
+            CleanupPolicy::Keep => false,
+        };
+        if clean && !self.obs.target_configs.is_empty() {
+            self.actions.push(Action::DeleteTargets { except: None });
+        }
+        if clean && !self.obs.jobs.is_empty() {
+            self.actions.push(Action::DeleteJobs(self.obs.jobs.clone()));
+        }
+        if let (Some(ttl), Some(done)) = (
+            self.run.ttl_after_finished,
+            self.status.completion_time.clone(),
+        ) {
+            let age = self.elapsed(&done);
+            if age >= ttl {
+                self.actions.push(Action::DeleteRun);
+            } else {
+                self.after(ttl - age);
+            }
+        }
+    }
+}
