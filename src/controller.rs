@@ -93,9 +93,18 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         config: config.clone(),
     });
     tokio::spawn(async move {
-        if store.wait_until_ready().await.is_ok() {
-            metrics.set_ready();
-            tracing::info!("cache synced; ready");
+        // The store's readiness future wakes only its latest poller (the controller's), so poll
+        // it again every second instead of waiting once.
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await {
+                Ok(Ok(())) => {
+                    metrics.set_ready();
+                    tracing::info!("cache synced; ready");
+                    return;
+                }
+                Ok(Err(_)) => return,
+                Err(_) => continue,
+            }
         }
     });
     let ns = &config.namespace;
