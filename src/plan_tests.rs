@@ -1,11 +1,11 @@
 use super::*;
-use crate::{names, results};
-use benchrun_api::{stage, CurrentMeasurement};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::builders::fixtures::run as validated;
 use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
+use crate::{names, results};
 use benchrun_api::TargetUsage;
+use benchrun_api::{stage, CurrentMeasurement};
 use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, Model, SCHEMA};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 const T0: i64 = 1_764_511_200_000;
 
