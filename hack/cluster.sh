@@ -455,6 +455,29 @@ containerd_ready() { [ -S "$CONTAINERD_SOCK" ] && ctr -a "$CONTAINERD_SOCK" vers
 proxy_healthy() { curl -sf --max-time 3 http://127.0.0.1:10256/healthz >/dev/null; }
 prom_ready() { curl -sf --max-time 3 "$PROM_URL/-/ready" >/dev/null; }
 
+# left_behind: PID files exist but none of their processes runs any more.
+left_behind() {
+  local c any=1
+  for c in "${COMPONENTS[@]}"; do
+    [ -f "$K/pids/$c" ] || continue
+    any=0
+    alive "$c" && return 1
+  done
+  return $any
+}
+
+# kill_orphan_tasks: containers whose containerd is gone, found by the PID files containerd's
+# runc shim keeps in each task bundle (container init first, then its shim).
+kill_orphan_tasks() {
+  local f pid
+  for f in /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/init.pid \
+           /run/containerd/io.containerd.runtime.v2.task/k8s.io/*/shim.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] && [ -d "/proc/$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
 healthy_quiet() {
   local c
   for c in "${COMPONENTS[@]}"; do alive "$c" || return 1; done
@@ -515,6 +538,14 @@ cmd_up() {
   if [ -n "$BIN" ] && healthy_quiet; then
     ensure_drop_rule
     where; return 0
+  fi
+  # A cluster whose processes all ended without `down` (a reboot, or a session and its
+  # children being killed) leaves mounts, cgroups, netns and a stale etcd behind: clean them
+  # up first so this `up` starts from a known state.
+  if left_behind; then
+    log "a previous cluster was left behind (its processes are gone): cleaning it up first"
+    cmd_down
+    mkdir -p "$K/logs" "$K/pids"
   fi
   install_packages
   # build-k8s.sh returns at once when its cache (keyed by k8s + Go version) is filled; a cold
@@ -679,6 +710,7 @@ cmd_down() {
     for c in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "$c" >/dev/null 2>&1 || true; done
   fi
   stop containerd
+  kill_orphan_tasks
   stop kube-apiserver
   stop etcd
   # 4. host state

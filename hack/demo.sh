@@ -28,7 +28,7 @@ kubectl -n "$ns" delete benchmarkrun demo --ignore-not-found --wait=true >/dev/n
 kubectl -n "$ns" apply -f examples/demo.yaml
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 plugin=$target_dir/release/kubectl-benchrun
-log "measuring (8 cells, about 4 minutes); follow with: kubectl get benchmarkruns -n $ns -w"
+log "measuring (8 cells, about 5 minutes); follow with: kubectl get benchmarkruns -n $ns -w"
 if [ -x "$plugin" ]; then
   timeout 1200 "$plugin" -n "$ns" watch demo
 else

@@ -33,7 +33,7 @@ spec:
   scenarios:
     - {{name: hello, path: /hello}}
   resources: {{cpu: 500m, memory: 128Mi}}
-  load: {{connections: 4, duration: 8s, warmup: 2s, resources: {{cpu: 500m, memory: 64Mi}}}}
+  load: {{connections: 4, duration: 20s, warmup: 3s, resources: {{cpu: 500m, memory: 64Mi}}}}
   matrix: {matrix}
 {extra}
 "#
@@ -125,7 +125,8 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
 async fn invalid_spec_is_rejected_at_admission_with_its_message() {
     let cluster = Cluster::connect().await;
     let ns = cluster.namespace("e2e-invalid").await;
-    let yaml = demo_run("invalid", "{}", "").replace("duration: 8s", "duration: 8s, requests: 100");
+    let yaml =
+        demo_run("invalid", "{}", "").replace("duration: 20s", "duration: 20s, requests: 100");
     let outcome = async {
         let err = match cluster.apply_run(&ns, &yaml).await {
             Ok(_) => anyhow::bail!("the apiserver accepted both load.requests and load.duration"),
