@@ -195,6 +195,10 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
         }
         let ps = p.status.clone().unwrap_or_default();
         for c in ps.conditions.unwrap_or_default() {
+            if c.type_ == "Ready" && c.status == "True" {
+                let at = c.last_transition_time.map(|t| t.0.as_millisecond());
+                t.ready_since_ms = t.ready_since_ms.max(at);
+            }
             if c.type_ == "PodScheduled" && c.status == "False" {
                 t.problem = Some(format!(
                     "{}: {}",

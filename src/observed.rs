@@ -22,6 +22,8 @@ pub enum Slot {
 pub struct TargetObserved {
     /// All replicas are updated, available and ready, and no extra pods remain.
     pub ready: bool,
+    /// When the last target pod became ready (ms since the epoch).
+    pub ready_since_ms: Option<i64>,
     /// Sum of the container restart counts of the target pods.
     pub restarts: i32,
     /// When each target container last ended with `OOMKilled` (ms since the epoch).

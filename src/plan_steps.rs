@@ -151,6 +151,15 @@ impl Planner<'_> {
         }
         self.actions.push(Action::ApplyTarget { cell });
         let target = self.obs.target.clone().unwrap_or_default();
+        // Fresh pods: let Prometheus scrape them twice before the load starts, or the first
+        // window of a configuration has too few CPU samples for a rate.
+        let settled = target
+            .ready_since_ms
+            .is_none_or(|t| self.now.as_millisecond() - t >= SCRAPE_SETTLE.as_millis() as i64);
+        if target.ready && !settled {
+            self.after(Duration::from_secs(2));
+            return;
+        }
         if let (true, Some(ip)) = (target.ready, self.obs.service_ip.clone()) {
             let job = names::job_name(&self.obs.run_name, cell, repeat);
             if self.obs.job == JobObserved::Absent {

@@ -582,3 +582,22 @@ fn restart_after_storing_the_detail_collects_from_it_without_the_logs() {
     assert!(d.status.results.is_empty());
     assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
 }
+
+#[test]
+fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
+    let run = validated(SPEC);
+    let target = TargetObserved {
+        ready_since_ms: Some(T0 + 1000),
+        ..ready_target()
+    };
+    let o = Observed {
+        target: Some(target),
+        service_ip: Some("10.96.0.7".into()),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(5000));
+    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(11_000));
+    assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
+}
