@@ -113,3 +113,55 @@ fn select<'a>(wanted: &[String], names: impl Iterator<Item = &'a str>) -> Vec<us
         .filter_map(|w| names.iter().position(|n| n == w))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_follow_the_documented_order_with_load_axes_innermost() {
+        let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "load": {"connections": 1, "duration": "10s"},
+            "matrix": {"cpu": ["1", "2"], "connections": [10, 100]}
+        }))
+        .unwrap();
+        let cells = expand(&spec);
+        assert_eq!(cells.len(), cell_count(&spec));
+        let coords: Vec<(usize, &str, i32)> = cells
+            .iter()
+            .map(|c| (c.target, c.cpu.as_str(), c.connections))
+            .collect();
+        assert_eq!(
+            coords,
+            vec![
+                (0, "1", 10),
+                (0, "1", 100),
+                (0, "2", 10),
+                (0, "2", 100),
+                (1, "1", 10),
+                (1, "1", 100),
+                (1, "2", 10),
+                (1, "2", 100)
+            ]
+        );
+        assert!(cells[0].same_deployment(&cells[1]));
+        assert!(!cells[1].same_deployment(&cells[2]));
+        assert!(cells.iter().enumerate().all(|(i, c)| c.index == i));
+    }
+
+    #[test]
+    fn matrix_targets_narrow_and_order_the_target_axis() {
+        let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "load": {"connections": 1, "duration": "10s"},
+            "matrix": {"targets": ["b"]}
+        }))
+        .unwrap();
+        let cells = expand(&spec);
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0].target, 1);
+    }
+}

@@ -335,6 +335,23 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             e.push(err(format!("spec.matrix.memory[{i}]"), x));
         }
     }
+    let pods = i64::from(load.pods.max(1));
+    for r in load.rate.iter().chain(m.rate.iter()) {
+        if r % pods != 0 {
+            e.push(err(
+                "spec.load.rate",
+                format!("a rate of {r} req/s cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
+            ));
+        }
+    }
+    if let Some(n) = load.requests {
+        if n % pods != 0 {
+            e.push(err(
+                "spec.load.requests",
+                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
+            ));
+        }
+    }
     if !m.rate.is_empty() && load.duration.is_none() {
         e.push(err(
             "spec.matrix.rate",
@@ -347,10 +364,13 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         m.connections.clone()
     };
     for c in &conns {
-        if *c < load.pods {
+        if *c < load.pods || c % load.pods != 0 {
             e.push(err(
                 "spec.load.connections",
-                format!("{c} connections cannot be split over {} load pods; use at least one connection per pod", load.pods),
+                format!(
+                    "{c} connections cannot be split evenly over {} load pods; use a multiple of load.pods",
+                    load.pods
+                ),
             ));
         }
         if let Some(n) = load.requests {
@@ -443,4 +463,66 @@ fn is_dns_label(s: &str) -> bool {
         && b.iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[b.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(extra: &str) -> BenchmarkRunSpec {
+        serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "a", "image": "img:1"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "load": serde_json::from_str::<serde_json::Value>(extra).unwrap(),
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn connections_not_divisible_by_load_pods_are_rejected_naming_the_field() {
+        let errs = validate(&spec(
+            r#"{"connections": 10, "pods": 3, "duration": "10s"}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(errs[0].field, "spec.load.connections");
+        assert!(
+            errs[0].message.contains("multiple of load.pods"),
+            "{}",
+            errs[0]
+        );
+    }
+
+    #[test]
+    fn rate_not_divisible_by_load_pods_is_rejected() {
+        let errs = validate(&spec(
+            r#"{"connections": 4, "pods": 2, "duration": "10s", "rate": 1001}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(errs[0].field, "spec.load.rate");
+    }
+
+    #[test]
+    fn valid_spec_expands_with_defaults() {
+        let run = validate(&spec(r#"{"connections": 4, "pods": 2, "duration": "10s"}"#)).unwrap();
+        assert_eq!(run.cells.len(), 1);
+        assert_eq!(run.limit, Limit::Duration(Duration::from_secs(10)));
+        assert_eq!(run.warmup, Warmup::None);
+        assert_eq!(run.cleanup, CleanupPolicy::Delete);
+        assert_eq!(run.ready_timeout, Duration::from_secs(180));
+    }
+
+    #[test]
+    fn swept_cpu_limit_carries_its_request() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.matrix = Some(crate::Matrix {
+            cpu: vec!["250m".into(), "2".into()],
+            ..Default::default()
+        });
+        let run = validate(&s).unwrap();
+        let r = run.target_resources(&run.cells[1]);
+        assert_eq!(
+            (r.cpu.as_str(), r.cpu_request.as_str(), r.cpu_millis),
+            ("2", "2", 2000)
+        );
+    }
 }
