@@ -5,8 +5,8 @@ use benchrun_api::{CellResult, Coordinates};
 /// Shown where a figure is absent (no Prometheus data, failed measurement).
 pub const NONE: &str = "-";
 
-/// Requests per second: whole numbers from 100 up, more digits below.
-pub fn rps(v: f64) -> String {
+/// Whole numbers from 100 up, one decimal from 10, two below: `0.84`, `12.3`, `250`.
+fn about_three_digits(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
@@ -16,15 +16,14 @@ pub fn rps(v: f64) -> String {
     }
 }
 
+/// Requests per second: whole numbers from 100 up, more digits below.
+pub fn rps(v: f64) -> String {
+    about_three_digits(v)
+}
+
 /// Milliseconds with three significant-ish digits: `0.84`, `12.3`, `250`.
 pub fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    about_three_digits(v)
 }
 
 /// A fraction as a percentage with two decimals (`0.0123` → `1.23`); zero stays `0`.
