@@ -77,6 +77,7 @@ pub(crate) fn load_result(start_ms: i64) -> LoadResult {
             latency_uncorrected: None,
             connect: String::new(),
         },
+        scenarios: Vec::new(),
     }
 }
 

@@ -79,6 +79,7 @@ pub(crate) fn load() -> LoadResult {
             latency_uncorrected: None,
             connect: String::new(),
         },
+        scenarios: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::scenario::{self, Scenario};
 
 /// When the measured phase ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +137,10 @@ pub struct Config {
     pub headers: Vec<(String, String)>,
     /// Request body.
     pub body: Option<Vec<u8>>,
+    /// Several kinds of request mixed by weight. When empty (the default), every request is
+    /// `method` on the URL's path with `body`. When set, the URL gives only host and port,
+    /// `method` and `body` are not used, and `headers` are sent with every scenario.
+    pub scenarios: Vec<Scenario>,
     /// Print a progress line on stderr once a second.
     pub progress: bool,
 }
@@ -156,6 +161,7 @@ impl Config {
             method: "GET".into(),
             headers: Vec::new(),
             body: None,
+            scenarios: Vec::new(),
             progress: false,
         }
     }
@@ -185,25 +191,57 @@ impl Config {
         if self.timeout.is_zero() {
             return bad("timeout must be positive");
         }
-        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        if !scenario::is_token(&self.method) {
             return bad("method must be a token like GET or POST");
         }
-        for (k, v) in &self.headers {
-            if k.is_empty() || k.contains([':', '\r', '\n', ' ']) || v.contains(['\r', '\n']) {
-                return bad("invalid header");
+        if let Some((k, _)) = self
+            .headers
+            .iter()
+            .find(|(k, v)| !scenario::valid_header(k, v))
+        {
+            return Err(Error::InvalidConfig(format!("invalid header {k:?}")));
+        }
+        if !self.scenarios.is_empty() {
+            scenario::validate(&self.scenarios)?;
+            if self.target.path != "/" {
+                return bad(
+                    "with scenarios, give the URL without a path (http://host:port): \
+                     each scenario has its own path",
+                );
             }
         }
         Ok(())
     }
 
-    /// The request bytes, serialized once and sent as-is for every request.
+    /// The scenarios the run sends: `scenarios`, or the single request described by
+    /// `method`, the URL's path and `body` (named `default`).
+    pub fn effective_scenarios(&self) -> Vec<Scenario> {
+        if !self.scenarios.is_empty() {
+            return self.scenarios.clone();
+        }
+        vec![Scenario {
+            name: "default".into(),
+            method: self.method.clone(),
+            path: self.target.path.clone(),
+            headers: Vec::new(),
+            body: self.body.clone(),
+            weight: 1,
+        }]
+    }
+
+    /// The request bytes of the first effective scenario (the only one unless `scenarios`
+    /// is set), serialized once and sent as-is for every request.
     pub fn request_bytes(&self) -> Vec<u8> {
-        let mut r = format!("{} {} HTTP/1.1\r\n", self.method, self.target.path);
-        let has = |name: &str| {
-            self.headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(name))
-        };
+        self.request_bytes_for(&self.effective_scenarios()[0])
+    }
+
+    /// The request bytes of one scenario: its request line, `Host`, default `User-Agent`
+    /// and `Accept` unless given, the common headers, the scenario's headers, `Connection:
+    /// close` without keep-alive, `Content-Length` for a body, and the body.
+    pub fn request_bytes_for(&self, s: &Scenario) -> Vec<u8> {
+        let mut r = format!("{} {} HTTP/1.1\r\n", s.method, s.path);
+        let all = || self.headers.iter().chain(&s.headers);
+        let has = |name: &str| all().any(|(k, _)| k.eq_ignore_ascii_case(name));
         if !has("host") {
             r.push_str(&format!("Host: {}\r\n", self.target.host));
         }
@@ -217,20 +255,20 @@ impl Config {
         if !has("accept") {
             r.push_str("Accept: */*\r\n");
         }
-        for (k, v) in &self.headers {
+        for (k, v) in all() {
             r.push_str(&format!("{k}: {v}\r\n"));
         }
         if !self.keepalive {
             r.push_str("Connection: close\r\n");
         }
-        if let Some(body) = &self.body {
+        if let Some(body) = &s.body {
             if !has("content-length") {
                 r.push_str(&format!("Content-Length: {}\r\n", body.len()));
             }
         }
         r.push_str("\r\n");
         let mut bytes = r.into_bytes();
-        bytes.extend_from_slice(self.body.as_deref().unwrap_or_default());
+        bytes.extend_from_slice(s.body.as_deref().unwrap_or_default());
         bytes
     }
 }

@@ -72,6 +72,13 @@ impl ResponseParser {
         }
     }
 
+    /// Prepares for the next response, to a request with the given method, on the same or
+    /// a new connection.
+    pub fn reset_for(&mut self, method_is_head: bool) {
+        self.no_body = method_is_head;
+        self.reset();
+    }
+
     /// Prepares for the next response on the same or a new connection.
     pub fn reset(&mut self) {
         self.head.clear();

@@ -24,6 +24,7 @@ mod recorder;
 pub mod report;
 pub mod result;
 mod run;
+pub mod scenario;
 pub mod signal;
 mod timer;
 mod worker;
@@ -31,7 +32,8 @@ mod worker;
 pub use config::{Config, Limit, Target, Warmup};
 pub use error::{Error, Result};
 pub use result::{
-    merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScheduleLag,
-    TimelineEntry, SCHEMA,
+    merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
+    ScheduleLag, TimelineEntry, SCHEMA,
 };
 pub use run::{cpu_time, run};
+pub use scenario::Scenario;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use benchrun_load::config::{parse_duration, parse_header, parse_warmup};
-use benchrun_load::{merge, report, run, Config, Limit, LoadResult, Target};
+use benchrun_load::{merge, report, run, scenario, Config, Limit, LoadResult, Target};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// HTTP/1.1 load generator: closed model (like wrk/ab) or open model at a fixed rate
@@ -67,6 +67,11 @@ struct LoadArgs {
     /// Request body.
     #[arg(long)]
     body: Option<String>,
+    /// Mix several requests: a JSON file (or - for stdin) holding an array of
+    /// {"name", "path", "method", "headers", "body", "weight"}. The URL then gives only
+    /// http://host:port; -H headers are sent with every scenario.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["method", "body"])]
+    scenarios: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     output: Output,
@@ -123,6 +128,10 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         .collect::<Result<_, _>>()?;
     c.method = a.method.to_ascii_uppercase();
     c.body = a.body.map(String::into_bytes);
+    if let Some(path) = &a.scenarios {
+        c.scenarios = scenario::parse_file(&read_input(path)?)
+            .with_context(|| format!("in {}", path.display()))?;
+    }
     // SAFETY: isatty only inspects the file descriptor.
     c.progress = unsafe { libc::isatty(2) } == 1;
     c.validate()?;
@@ -147,6 +156,16 @@ fn print(result: &LoadResult, output: Output) -> anyhow::Result<()> {
         Output::Text => report::write_text(result, &mut out)?,
     }
     Ok(())
+}
+
+/// Reads a file, or standard input for `-`.
+fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("failed to read {}", path.display()))
 }
 
 fn merge_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {

@@ -20,6 +20,25 @@ pub(crate) enum Failure {
     Protocol,
 }
 
+/// What one thread measured for one scenario of a multi-scenario run.
+pub(crate) struct ScenarioRecorder {
+    pub latency: Histogram<u64>,
+    pub requests: u64,
+    pub successes: u64,
+    pub errors: ErrorCounts,
+}
+
+impl ScenarioRecorder {
+    fn new() -> Self {
+        ScenarioRecorder {
+            latency: hist::new_latency(),
+            requests: 0,
+            successes: 0,
+            errors: ErrorCounts::default(),
+        }
+    }
+}
+
 /// Measurements of one thread over one phase.
 pub(crate) struct Recorder {
     /// Whether anything is recorded (false during warm-up).
@@ -35,6 +54,8 @@ pub(crate) struct Recorder {
     pub lag_sum_us: u64,
     pub lag_max_us: u64,
     pub timeline: Vec<TimelineEntry>,
+    /// Per-scenario figures; empty when the run has a single scenario.
+    pub scenarios: Vec<ScenarioRecorder>,
     clock_start: Instant,
     clock_epoch_ms: u64,
     second: u64,
@@ -47,10 +68,52 @@ fn micros(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
+/// Counts a complete response's status; returns whether it is an error (≥ 400).
+fn count_status(e: &mut ErrorCounts, status: u16) -> bool {
+    if status < 400 {
+        return false;
+    }
+    if status >= 500 {
+        e.status_5xx += 1;
+    } else {
+        e.status_4xx += 1;
+    }
+    e.total += 1;
+    *e.status_codes.entry(status).or_default() += 1;
+    true
+}
+
+/// Counts a request that ended without a complete response in its class.
+fn count_failure(e: &mut ErrorCounts, f: Failure) {
+    e.total += 1;
+    match f {
+        Failure::ConnectRefused => e.connect_refused += 1,
+        Failure::ConnectTimeout => e.connect_timeout += 1,
+        Failure::ConnectOther => e.connect_other += 1,
+        Failure::Timeout => e.timeout += 1,
+        Failure::Read => e.read += 1,
+        Failure::BodyMismatch => e.body_mismatch += 1,
+        Failure::Protocol => e.protocol += 1,
+    }
+}
+
 impl Recorder {
-    /// `clock_start` is the instant that corresponds to `clock_epoch_ms` (unix epoch ms).
-    pub fn new(record: bool, open_model: bool, clock_start: Instant, clock_epoch_ms: u64) -> Self {
+    /// `clock_start` is the instant that corresponds to `clock_epoch_ms` (unix epoch ms);
+    /// with `scenarios` > 1 each scenario is also recorded on its own.
+    pub fn new(
+        record: bool,
+        open_model: bool,
+        scenarios: usize,
+        clock_start: Instant,
+        clock_epoch_ms: u64,
+    ) -> Self {
+        let per_scenario = if record && scenarios > 1 {
+            scenarios
+        } else {
+            0
+        };
         Recorder {
+            scenarios: (0..per_scenario).map(|_| ScenarioRecorder::new()).collect(),
             record,
             latency: hist::new_latency(),
             uncorrected: open_model.then(hist::new_latency),
@@ -102,6 +165,7 @@ impl Recorder {
     pub fn response(
         &mut self,
         now: Instant,
+        scenario: usize,
         status: u16,
         since_due: Duration,
         since_sent: Duration,
@@ -114,17 +178,12 @@ impl Recorder {
         if let Some(u) = &mut self.uncorrected {
             u.saturating_record(micros(since_sent).max(1));
         }
-        let error = status >= 400;
-        if error {
-            if status >= 500 {
-                self.errors.status_5xx += 1;
-            } else {
-                self.errors.status_4xx += 1;
-            }
-            self.errors.total += 1;
-            *self.errors.status_codes.entry(status).or_default() += 1;
-        } else {
-            self.successes += 1;
+        let error = count_status(&mut self.errors, status);
+        self.successes += u64::from(!error);
+        if let Some(s) = self.scenarios.get_mut(scenario) {
+            s.latency.saturating_record(us);
+            s.requests += 1;
+            s.successes += u64::from(!count_status(&mut s.errors, status));
         }
         self.tick(now, error);
         self.second_hist.saturating_record(us);
@@ -132,20 +191,14 @@ impl Recorder {
 
     /// A request that ended without a complete response.
     #[inline]
-    pub fn failure(&mut self, now: Instant, f: Failure) {
+    pub fn failure(&mut self, now: Instant, scenario: usize, f: Failure) {
         if !self.record {
             return;
         }
-        let e = &mut self.errors;
-        e.total += 1;
-        match f {
-            Failure::ConnectRefused => e.connect_refused += 1,
-            Failure::ConnectTimeout => e.connect_timeout += 1,
-            Failure::ConnectOther => e.connect_other += 1,
-            Failure::Timeout => e.timeout += 1,
-            Failure::Read => e.read += 1,
-            Failure::BodyMismatch => e.body_mismatch += 1,
-            Failure::Protocol => e.protocol += 1,
+        count_failure(&mut self.errors, f);
+        if let Some(s) = self.scenarios.get_mut(scenario) {
+            s.requests += 1;
+            count_failure(&mut s.errors, f);
         }
         self.tick(now, true);
     }

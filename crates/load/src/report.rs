@@ -137,6 +137,41 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
             )?;
         }
     }
+    if !r.scenarios.is_empty() {
+        write_scenarios(r, &mut w)?;
+    }
+    Ok(())
+}
+
+/// The per-scenario table of a multi-scenario run.
+fn write_scenarios(r: &LoadResult, w: &mut impl Write) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "Scenarios (latency in ms)")?;
+    writeln!(
+        w,
+        "  {:<16} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8} {:>8}",
+        "name", "weight", "requests", "errors", "req/s", "p50", "p99", "max"
+    )?;
+    for s in &r.scenarios {
+        let rps = if r.duration > 0.0 {
+            s.requests as f64 / r.duration
+        } else {
+            0.0
+        };
+        writeln!(
+            w,
+            "  {:<16} {:>6} {:>10} {:>8} {:>10.1} {:>8.3} {:>8.3} {:>8.3}",
+            s.name,
+            s.weight,
+            s.requests,
+            s.errors.total,
+            rps,
+            ms(s.latency.p50_us as f64),
+            ms(s.latency.p99_us as f64),
+            ms(s.latency.max_us as f64)
+        )?;
+        writeln!(w, "    {} {}", s.method, s.path)?;
+    }
     Ok(())
 }
 

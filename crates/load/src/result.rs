@@ -29,7 +29,9 @@
 //!   "timeline": [ { "second": <unix epoch s>, "requests", "errors",
 //!                   "p50_us", "p99_us", "histogram": <base64> }, ... ],
 //!   "histograms": { "latency": <base64>, "latency_uncorrected": null | <base64>,
-//!                   "connect": <base64> }
+//!                   "connect": <base64> },
+//!   "scenarios": [ { "name", "method", "path", "weight", "requests", "successes",   // only
+//!                    "errors", "latency", "histogram": <base64> }, ... ]       // when > 1
 //! }
 //! ```
 //!
@@ -114,6 +116,33 @@ pub struct LoadResult {
     pub timeline: Vec<TimelineEntry>,
     /// The serialized histograms behind the statistics above.
     pub histograms: Histograms,
+    /// Per-scenario figures of a run that mixed several scenarios (absent otherwise); the
+    /// top-level figures cover all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+/// What one scenario of a multi-scenario run got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// Scenario name, unique in the run.
+    pub name: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Relative share of the requests it was given.
+    pub weight: u32,
+    /// Completed requests of this scenario, errored ones included.
+    pub requests: u64,
+    /// Requests answered with a 2xx/3xx status and a complete body.
+    pub successes: u64,
+    /// Failed requests by class.
+    pub errors: ErrorCounts,
+    /// Latency of this scenario's responses (same definition as the top-level one).
+    pub latency: LatencyStats,
+    /// base64 HDR V2 deflate histogram behind `latency`.
+    pub histogram: String,
 }
 
 /// Failed requests by class. A request lands in exactly one class.
@@ -369,7 +398,35 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         connect: hist::encode(&connect),
     };
     out.timeline = merge_timeline_entries(results.iter().flat_map(|r| &r.timeline))?;
+    out.scenarios = merge_scenarios(results.iter().flat_map(|r| &r.scenarios))?;
     Ok(out)
+}
+
+/// Merges per-scenario results by name, in order of first appearance.
+pub(crate) fn merge_scenarios<'a>(
+    entries: impl Iterator<Item = &'a ScenarioResult>,
+) -> Result<Vec<ScenarioResult>> {
+    let mut merged: Vec<(ScenarioResult, Histogram<u64>)> = Vec::new();
+    for s in entries {
+        let h = hist::decode(&s.histogram)?;
+        match merged.iter_mut().find(|(m, _)| m.name == s.name) {
+            Some((m, mh)) => {
+                m.requests += s.requests;
+                m.successes += s.successes;
+                m.errors.add(&s.errors);
+                hist::add(mh, &h)?;
+            }
+            None => merged.push((s.clone(), h)),
+        }
+    }
+    Ok(merged
+        .into_iter()
+        .map(|(mut m, h)| {
+            m.latency = LatencyStats::from_histogram(&h);
+            m.histogram = hist::encode(&h);
+            m
+        })
+        .collect())
 }
 
 fn lag_total(r: &LoadResult) -> f64 {

@@ -45,6 +45,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
             latency_uncorrected: None,
             connect: hist::encode(&c),
         },
+        scenarios: Vec::new(),
     }
 }
 

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::config::{Config, Limit, Warmup};
 use crate::error::{Error, Result};
 use crate::hist;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, ScenarioRecorder};
 use crate::result::{
-    self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScheduleLag, SCHEMA,
+    self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScenarioResult, ScheduleLag,
+    SCHEMA,
 };
+use crate::scenario::{self, Scenario};
 use crate::worker::{Phase, Worker, WorkerSettings};
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
@@ -23,7 +25,14 @@ type WorkerOutput = std::io::Result<(Recorder, u64)>;
 pub fn run(config: &Config) -> Result<LoadResult> {
     config.validate()?;
     let threads = config.threads.min(config.connections);
-    let request: Arc<[u8]> = config.request_bytes().into();
+    let scenarios = config.effective_scenarios();
+    let requests: Arc<[(Arc<[u8]>, bool)]> = scenarios
+        .iter()
+        .map(|s| (config.request_bytes_for(s).into(), s.method == "HEAD"))
+        .collect();
+    let weights: Vec<u32> = scenarios.iter().map(|s| s.weight).collect();
+    let cycle: Arc<[u16]> = scenario::weighted_cycle(&weights).into();
+    let n_scenarios = scenarios.len();
     let interval = config
         .rate
         .map(|r| Duration::from_secs_f64(config.connections as f64 / r));
@@ -32,6 +41,9 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let warm_start = Instant::now();
     let mut progress = Vec::new();
     let mut handles = Vec::new();
+    // With a request count, worker t sends the requests numbered [first, first + budget) of
+    // the run, so the mix over all workers is exactly the first n entries of the cycle.
+    let (mut first_measured, mut first_warm) = (0u64, 0u64);
     for t in 0..threads {
         let conn_ids: Vec<usize> = (t..config.connections).step_by(threads).collect();
         let share = |n: u64| {
@@ -48,12 +60,18 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             Warmup::Requests(n) => Some(share(n)),
             _ => None,
         };
+        // With a duration, workers start at evenly spread places in the cycle.
+        let spread = (t * cycle.len() / threads) as u64;
+        let first = budget.map_or(spread, |_| first_measured);
+        let warm_first = warm_budget.map_or(spread, |_| first_warm);
+        first_measured += budget.unwrap_or(0);
+        first_warm += warm_budget.unwrap_or(0);
         let counter = Arc::new(AtomicU64::new(0));
         progress.push(counter.clone());
         let settings = WorkerSettings {
             addr: config.target.addr,
-            request: request.clone(),
-            method: config.method.clone(),
+            requests: requests.clone(),
+            cycle: cycle.clone(),
             keepalive: config.keepalive,
             timeout: config.timeout,
             interval,
@@ -77,8 +95,9 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                         start: warm_start,
                         budget: warm_budget,
                         until,
+                        first_request: warm_first,
                     };
-                    let mut rec = Recorder::new(false, open, warm_start, 0);
+                    let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
                     w.run_phase(&phase, &mut rec);
                     warm_sent = rec.sent;
                 }
@@ -90,12 +109,13 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                     Limit::Duration(d) => Some(start + d),
                     Limit::Requests(_) => None,
                 };
-                let mut rec = Recorder::new(true, open, start, epoch_ms);
+                let mut rec = Recorder::new(true, open, n_scenarios, start, epoch_ms);
                 worker.run_phase(
                     &Phase {
                         start,
                         budget,
                         until,
+                        first_request: first,
                     },
                     &mut rec,
                 );
@@ -130,7 +150,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let cpu1 = cpu_time();
     let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
-    build_result(config, threads, outputs, window, elapsed, cpu)
+    build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)
 }
 
 /// Requests assigned to connection `i` of `conns` out of `n` (the shares sum to `n`).
@@ -166,6 +186,7 @@ fn show_progress(
 
 fn build_result(
     config: &Config,
+    scenarios: &[Scenario],
     threads: usize,
     outputs: Vec<(Recorder, u64)>,
     window: (u64, u64),
@@ -199,8 +220,13 @@ fn build_result(
     let duration = elapsed.as_secs_f64();
     Ok(LoadResult {
         schema: SCHEMA.into(),
-        url: config.target.url.clone(),
-        method: config.method.clone(),
+        url: match scenarios {
+            [one] if !config.scenarios.is_empty() => {
+                format!("http://{}{}", config.target.host, one.path)
+            }
+            _ => config.target.url.clone(),
+        },
+        method: joined_methods(scenarios),
         model: if open { Model::Open } else { Model::Closed },
         rate: config.rate,
         connections: config.connections as u64,
@@ -238,7 +264,57 @@ fn build_result(
             latency_uncorrected: open.then(|| hist::encode(&uncorrected)),
             connect: hist::encode(&connect),
         },
+        scenarios: scenario_results(scenarios, &outputs)?,
     })
+}
+
+/// The method of a run: `GET`, or the distinct methods of its scenarios, e.g. `GET,POST`.
+fn joined_methods(scenarios: &[Scenario]) -> String {
+    let mut methods: Vec<&str> = Vec::new();
+    for s in scenarios {
+        if !methods.contains(&s.method.as_str()) {
+            methods.push(&s.method);
+        }
+    }
+    methods.join(",")
+}
+
+/// Folds the threads' per-scenario figures (none for a single-scenario run).
+fn scenario_results(
+    scenarios: &[Scenario],
+    outputs: &[(Recorder, u64)],
+) -> Result<Vec<ScenarioResult>> {
+    let mut out = Vec::new();
+    for (i, s) in scenarios.iter().enumerate() {
+        let parts: Vec<&ScenarioRecorder> = outputs
+            .iter()
+            .filter_map(|(rec, _)| rec.scenarios.get(i))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let mut latency = hist::new_latency();
+        let mut errors = result::ErrorCounts::default();
+        let (mut requests, mut successes) = (0, 0);
+        for p in parts {
+            hist::add(&mut latency, &p.latency)?;
+            errors.add(&p.errors);
+            requests += p.requests;
+            successes += p.successes;
+        }
+        out.push(ScenarioResult {
+            name: s.name.clone(),
+            method: s.method.clone(),
+            path: s.path.clone(),
+            weight: s.weight,
+            requests,
+            successes,
+            errors,
+            latency: LatencyStats::from_histogram(&latency),
+            histogram: hist::encode(&latency),
+        });
+    }
+    Ok(out)
 }
 
 fn unix_ms() -> u64 {

@@ -32,6 +32,8 @@ struct Conn {
     generation: usize,
     state: State,
     parser: ResponseParser,
+    /// Scenario of the current request.
+    scenario: usize,
     /// When the current request was due (latency start).
     due: Instant,
     /// When it was actually started.
@@ -49,13 +51,17 @@ pub(crate) struct Phase {
     pub budget: Option<u64>,
     /// No new request is sent from this instant on, if limited by time.
     pub until: Option<Instant>,
+    /// Position in the scenario cycle of this worker's first request of the phase.
+    pub first_request: u64,
 }
 
 /// Static settings of a worker.
 pub(crate) struct WorkerSettings {
     pub addr: SocketAddr,
-    pub request: Arc<[u8]>,
-    pub method: String,
+    /// Serialized request of each scenario, and whether its method is HEAD.
+    pub requests: Arc<[(Arc<[u8]>, bool)]>,
+    /// The weighted order of scenario indices every connection walks.
+    pub cycle: Arc<[u16]>,
     pub keepalive: bool,
     pub timeout: Duration,
     /// Open model: interval between two requests of one connection.
@@ -76,6 +82,8 @@ pub(crate) struct Worker {
     in_flight: usize,
     /// Open model only: wakes the loop precisely at the next due send.
     timer: Option<Timer>,
+    /// Position of the next request in the scenario cycle.
+    cursor: usize,
 }
 
 /// Token of the open-model timer; connection tokens never reach it.
@@ -84,12 +92,15 @@ const TIMER_TOKEN: usize = usize::MAX;
 impl Worker {
     pub fn new(s: WorkerSettings) -> io::Result<Self> {
         let now = Instant::now();
-        let conns = (0..s.conn_ids.len())
+        let conns = s
+            .conn_ids
+            .iter()
             .map(|_| Conn {
                 stream: None,
                 generation: 0,
                 state: State::Idle,
-                parser: ResponseParser::new(&s.method),
+                parser: ResponseParser::new("GET"),
+                scenario: 0,
                 due: now,
                 sent_at: now,
                 deadline: now,
@@ -115,6 +126,7 @@ impl Worker {
             buf: vec![0; 64 * 1024],
             ready: Vec::new(),
             in_flight: 0,
+            cursor: 0,
             s,
         })
     }
@@ -127,6 +139,7 @@ impl Worker {
 
     /// Runs one phase until its limit is reached and every in-flight request has ended.
     pub fn run_phase(&mut self, p: &Phase, rec: &mut Recorder) {
+        self.cursor = (p.first_request % self.s.cycle.len() as u64) as usize;
         if let Some(interval) = self.s.interval {
             // Stagger the connections' schedules evenly over one interval.
             for (i, c) in self.conns.iter_mut().enumerate() {
@@ -259,7 +272,12 @@ impl Worker {
         c.due = due;
         c.sent_at = now;
         c.deadline = now + self.s.timeout;
-        c.parser.reset();
+        c.scenario = usize::from(self.s.cycle[self.cursor]);
+        self.cursor += 1;
+        if self.cursor == self.s.cycle.len() {
+            self.cursor = 0;
+        }
+        c.parser.reset_for(self.s.requests[c.scenario].1);
         if c.stream.is_some() {
             self.write(i, 0, now, rec);
             return;
@@ -336,8 +354,8 @@ impl Worker {
     }
 
     fn write(&mut self, i: usize, mut off: usize, now: Instant, rec: &mut Recorder) {
-        let req = &self.s.request;
         let c = &mut self.conns[i];
+        let req = &self.s.requests[c.scenario].0;
         let Some(stream) = &mut c.stream else { return };
         while off < req.len() {
             match stream.write(&req[off..]) {
@@ -376,7 +394,7 @@ impl Worker {
             match progress {
                 Progress::NeedMore => {}
                 Progress::Done { status, close } => {
-                    rec.response(now, status, now - c.due, now - c.sent_at);
+                    rec.response(now, c.scenario, status, now - c.due, now - c.sent_at);
                     self.in_flight -= 1;
                     c.state = State::Idle;
                     if close || !self.s.keepalive {
@@ -407,7 +425,7 @@ impl Worker {
 
     /// Ends the in-flight request of connection `i` with a failure and drops its socket.
     fn fail(&mut self, i: usize, f: Failure, now: Instant, rec: &mut Recorder) {
-        rec.failure(now, f);
+        rec.failure(now, self.conns[i].scenario, f);
         self.in_flight -= 1;
         let c = &mut self.conns[i];
         c.stream = None;

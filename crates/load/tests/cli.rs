@@ -76,3 +76,57 @@ fn json_output_merges_through_the_merge_subcommand() {
     assert_eq!(server.requests(), 50);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_scenarios_file_mixes_requests_and_bad_ones_name_the_problem() {
+    let server = serve(Behavior::Ok);
+    let dir = std::env::temp_dir().join(format!("benchrun-load-scn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    std::fs::write(
+        &good,
+        r#"[{"name":"hello","path":"/hello","weight":2},
+            {"name":"echo","method":"POST","path":"/echo","body":"hi"}]"#,
+    )
+    .unwrap();
+    let base = format!("http://{}", server.addr);
+    let good_arg = good.to_str().unwrap();
+    let out = bin()
+        .args(["-c", "3", "-n", "30", "-H", "X-Run: 1"])
+        .args(["--scenarios", good_arg, &base])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Scenarios (latency in ms)"), "{text}");
+    assert_eq!(server.seen("GET /hello"), (20, 0));
+    assert_eq!(server.seen("POST /echo"), (10, 20));
+
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"[{"name":"x","path":"nope"}]"#).unwrap();
+    let bad_arg = bad.to_str().unwrap();
+    let with_path = format!("{base}/hello");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--scenarios", bad_arg, &base], "path must start with '/'"),
+        (&["--scenarios", good_arg, &with_path], "without a path"),
+        (
+            &["--scenarios", good_arg, "-m", "POST", &base],
+            "cannot be used with",
+        ),
+        (
+            &["--scenarios", "/nonexistent.json", &base],
+            "failed to read",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = bin().args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

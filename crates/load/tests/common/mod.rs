@@ -2,10 +2,11 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use benchrun_load::{Config, Limit, Target};
 /// How the server answers.
 #[derive(Clone, Copy, Debug)]
 pub enum Behavior {
-    /// 200 with a 27-byte JSON body.
+    /// 200 with a 27-byte JSON body (no body to HEAD); 404 for paths under /missing.
     Ok,
     /// 200 with a chunked body.
     Chunked,
@@ -35,7 +36,12 @@ pub struct Server {
     pub addr: SocketAddr,
     pub requests: Arc<AtomicU64>,
     pub connections: Arc<AtomicU64>,
+    /// Requests per "METHOD /path" with the body bytes they carried.
+    pub seen: Seen,
 }
+
+/// Requests per "METHOD /path": (count, body bytes).
+pub type Seen = Arc<Mutex<BTreeMap<String, (u64, u64)>>>;
 
 impl Server {
     pub fn requests(&self) -> u64 {
@@ -43,6 +49,11 @@ impl Server {
     }
     pub fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
+    }
+    /// (count, body bytes) of the requests seen for "METHOD /path".
+    pub fn seen(&self, request_line: &str) -> (u64, u64) {
+        let seen = self.seen.lock().unwrap();
+        seen.get(request_line).copied().unwrap_or_default()
     }
     pub fn url(&self) -> String {
         format!("http://{}/hello", self.addr)
@@ -63,20 +74,22 @@ pub fn serve(behavior: Behavior) -> Server {
     let addr = listener.local_addr().unwrap();
     let requests = Arc::new(AtomicU64::new(0));
     let connections = Arc::new(AtomicU64::new(0));
-    let (r, c) = (requests.clone(), connections.clone());
+    let seen = Seen::default();
+    let (r, c, p) = (requests.clone(), connections.clone(), seen.clone());
     let start = Instant::now();
     thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             c.fetch_add(1, Ordering::SeqCst);
-            let r = r.clone();
-            thread::spawn(move || handle(stream, behavior, &r, start));
+            let (r, p) = (r.clone(), p.clone());
+            thread::spawn(move || handle(stream, behavior, &r, &p, start));
         }
     });
     Server {
         addr,
         requests,
         connections,
+        seen,
     }
 }
 
@@ -88,7 +101,13 @@ pub fn refused_addr() -> SocketAddr {
 
 const BODY: &[u8] = br#"{"message":"Hello, World"}"#;
 
-fn handle(mut s: TcpStream, behavior: Behavior, requests: &AtomicU64, start: Instant) {
+fn handle(
+    mut s: TcpStream,
+    behavior: Behavior,
+    requests: &AtomicU64,
+    seen: &Mutex<BTreeMap<String, (u64, u64)>>,
+    start: Instant,
+) {
     let _ = s.set_nodelay(true);
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -102,11 +121,46 @@ fn handle(mut s: TcpStream, behavior: Behavior, requests: &AtomicU64, start: Ins
                 Ok(n) => buf.extend_from_slice(&chunk[..n]),
             }
         };
-        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        let raw = String::from_utf8_lossy(&buf[..head_end]).to_string();
+        let head = raw.to_ascii_lowercase();
         buf.drain(..head_end);
+        let body_len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while buf.len() < body_len {
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        buf.drain(..body_len);
+        let line: Vec<&str> = raw
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split(' ')
+            .take(2)
+            .collect();
+        {
+            let mut seen = seen.lock().unwrap();
+            let entry = seen.entry(line.join(" ")).or_default();
+            entry.0 += 1;
+            entry.1 += body_len as u64;
+        }
         requests.fetch_add(1, Ordering::SeqCst);
         let close = head.contains("connection: close");
+        let is_head = raw.starts_with("HEAD ");
         let resp: Vec<u8> = match behavior {
+            Behavior::Ok if line.get(1).is_some_and(|p| p.starts_with("/missing")) => {
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found".to_vec()
+            }
+            Behavior::Ok if is_head => format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                BODY.len()
+            )
+            .into_bytes(),
             Behavior::Ok => ok_response(close),
             Behavior::StallOnce { at, len } => {
                 let t = start.elapsed();
