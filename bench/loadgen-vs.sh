@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Compares benchrun-load with the C/Rust/Go anchors (wrk, oha, bombardier, h2load, ab) for
-# throughput, generator CPU per request and peak RSS, against one nginx worker.
+# Compares benchrun-load with the C/Rust/Go anchors (wrk, oha, bombardier, h2load, ab, and
+# wrk2 for the open model) for throughput, generator CPU per request, peak RSS and (open
+# model) corrected p99, against one nginx worker.
 #
 #   bench/loadgen-vs.sh                 # full run: 3 rounds x 10 s per cell
 #   ROUNDS=1 DURATION=3 bench/loadgen-vs.sh   # quick look
 #   INSTALL=0 CONNS=50 bench/loadgen-vs.sh    # only the installed tools, only c=50
+#   ONLY=open RATE=100000 bench/loadgen-vs.sh  # only the open-model cells (ka, close, open)
+#
+# wrk2 is not packaged in Debian. Give its binary with WRK2=/path (or put `wrk2` on PATH or
+# in $TOOLS_ROOT/bin): build it yourself from github.com/giltene/wrk2 (`make`), outside this
+# repository. Without it the open model is measured for ours only. wrk2 spends its first
+# 10 s calibrating and drops those samples, so open-model cells run OPEN_WARMUP (10) s of
+# warm-up plus DURATION s for both tools, and CPU per request is over the whole run.
 #
 # nginx (1 worker) is pinned to CPU 0 and every generator to CPU 1 with taskset, so each
 # generator has exactly one core; cells run interleaved (A B C A B C ...) so drift on a
@@ -16,7 +24,10 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-"50 500"}
 PORT=${PORT:-18089}
-RATE=${RATE:-20000}
+RATE=${RATE:-100000}
+OPEN_CONNS=${OPEN_CONNS:-50}
+OPEN_WARMUP=${OPEN_WARMUP:-10}
+ONLY=${ONLY:-"ka close open"}
 TOOLS_ROOT=${TOOLS_ROOT:-/var/cache/benchrun/tools}
 INSTALL=${INSTALL:-1}   # 0: use what is installed, skip missing tools
 SERVER_CPU=${SERVER_CPU:-0}
@@ -24,6 +35,7 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 URL="http://127.0.0.1:${PORT}/"
 export PATH="$TOOLS_ROOT/bin:$PATH"
+WRK2=${WRK2:-$(command -v wrk2 || true)}
 
 log() { printf '%s\n' "$*" >&2; }
 
@@ -97,14 +109,20 @@ stop_nginx() {
 }
 trap stop_nginx EXIT
 
-# run_one TOOL CONNS MODE: runs one cell, appends "tool mode conns rps cpu_s rss_kb" to $RESULTS.
+# run_one TOOL CONNS MODE: runs one cell, appends
+# "tool mode conns rps cpu_s rss_kb secs p99_us" to $RESULTS (secs: the run's length, over
+# which CPU per request is counted; p99_us: open model only, else 0).
 run_one() {
-  local tool=$1 c=$2 mode=$3 out="$WORK/out.txt" tm="$WORK/time.txt" cmd rps
+  local tool=$1 c=$2 mode=$3 out="$WORK/out.txt" tm="$WORK/time.txt" cmd rps p99 secs=$DURATION
   case "$tool/$mode" in
     wrk/ka) cmd=(wrk -t1 -c"$c" -d"${DURATION}s" "$URL") ;;
     ours/ka) cmd=("$OURS" -c "$c" -d "${DURATION}s" --output json "$URL") ;;
     ours/close) cmd=("$OURS" -c "$c" -d "${DURATION}s" --no-keepalive --output json "$URL") ;;
-    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --rate "$RATE" --output json "$URL") ;;
+    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --warmup "${OPEN_WARMUP}s" --rate "$RATE" --output json "$URL")
+      secs=$((DURATION + OPEN_WARMUP)) ;;
+    wrk2/open) [ -n "$WRK2" ] || return 0
+      cmd=("$WRK2" -t1 -c"$c" -d"$((DURATION + OPEN_WARMUP))s" -R"$RATE" --latency "$URL")
+      secs=$((DURATION + OPEN_WARMUP)) ;;
     oha/ka) cmd=(oha --no-tui -z "${DURATION}s" -c "$c" "$URL") ;;
     bombardier/ka) cmd=(bombardier -c "$c" -d "${DURATION}s" -p r -o json "$URL") ;;
     h2load/ka) cmd=(h2load --h1 -t1 -c "$c" -D "$DURATION" "$URL") ;;
@@ -115,15 +133,36 @@ run_one() {
   command -v "${cmd[0]}" >/dev/null || return 0
   /usr/bin/time -f '%U %S %M' -o "$tm" taskset -c "$CLIENT_CPU" "${cmd[@]}" >"$out" 2>&1 || true
   rps=$(parse_rps "$tool" "$out")
+  p99=0
+  if [ "$mode" = open ]; then p99=$(parse_p99 "$tool" "$out"); fi
   read -r u s rss <"$tm"
-  echo "$tool $mode $c ${rps:-0} $(python3 -c "print($u+$s)") $rss" >>"$RESULTS"
-  log "  $tool $mode c=$c: ${rps:-?} req/s, cpu $(python3 -c "print(round($u+$s,2))") s, rss ${rss} KB"
+  echo "$tool $mode $c ${rps:-0} $(python3 -c "print($u+$s)") $rss $secs ${p99:-0}" >>"$RESULTS"
+  log "  $tool $mode c=$c: ${rps:-?} req/s, cpu $(python3 -c "print(round($u+$s,2))") s, rss ${rss} KB$([ "$mode" = open ] && echo ", p99 ${p99} us")"
+  if [ "$tool/$mode" = ours/open ]; then
+    python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["schedule_lag"]; m, x = l["mean_us"], l["max_us"]; print(f"    ours schedule lag: mean {m:.1f} us, max {x} us")' "$out" >&2
+  fi
+}
+
+# parse_p99 TOOL FILE: corrected p99 in microseconds (open model).
+parse_p99() {
+  case $1 in
+    ours) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency"]["p99_us"])' "$2" ;;
+    wrk2) python3 - "$2" <<'PY'
+import re, sys
+scale = {"us": 1, "ms": 1e3, "s": 1e6, "m": 6e7}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*99\.000%\s+([0-9.]+)(us|ms|s|m)\s*$", line)
+    if m:
+        print(round(float(m.group(1)) * scale[m.group(2)])); break
+PY
+    ;;
+  esac
 }
 
 parse_rps() {
   local tool=$1 f=$2
   case $tool in
-    wrk) awk '/^Requests\/sec/ {print $2}' "$f" ;;
+    wrk|wrk2) awk '/^Requests\/sec/ {print $2}' "$f" ;;
     ours) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["throughput"])' "$f" ;;
     oha) awk '/Requests\/sec/ {print $2; exit}' "$f" ;;
     bombardier) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["rps"]["mean"])' "$f" ;;
@@ -139,41 +178,52 @@ main() {
   RESULTS="$WORK/results.txt"
   : >"$RESULTS"
   log "nginx pid $NGINX_PID on CPU $SERVER_CPU, generators on CPU $CLIENT_CPU; $ROUNDS round(s) x ${DURATION}s"
+  [ -n "$WRK2" ] || log "no wrk2 (set WRK2=/path): the open model is measured for ours only"
   for round in $(seq "$ROUNDS"); do
     log "round $round"
-    for c in $CONNS; do
-      for tool in wrk ours oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
-    done
-    for tool in ab ours; do run_one "$tool" 50 close; done
-    run_one ours 50 open
+    if [[ " $ONLY " == *" ka "* ]]; then
+      for c in $CONNS; do
+        for tool in wrk ours oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
+      done
+    fi
+    if [[ " $ONLY " == *" close "* ]]; then
+      for tool in ab ours; do run_one "$tool" 50 close; done
+    fi
+    if [[ " $ONLY " == *" open "* ]]; then
+      for tool in wrk2 ours; do run_one "$tool" "$OPEN_CONNS" open; done
+    fi
   done
-  log "wrk2 (open-model anchor) is not packaged in Debian: open model is measured for ours only."
-  python3 - "$RESULTS" "$DURATION" <<'PY'
+  python3 - "$RESULTS" "$RATE" <<'PY'
 import statistics, sys, collections
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    tool, mode, c, rps, cpu, rss = line.split()
-    rows[(mode, int(c), tool)].append((float(rps), float(cpu), int(rss)))
-dur = float(sys.argv[2])
-print(f"{'mode':6} {'c':>4} {'tool':11} {'req/s':>10} {'CPU us/req':>11} {'RSS MB':>7} {'req/s vs ref':>12} {'CPU/req vs ref':>14} {'RSS vs ref':>10}  runs")
+    tool, mode, c, rps, cpu, rss, secs, p99 = line.split()
+    rows[(mode, int(c), tool)].append((float(rps), float(cpu), int(rss), float(secs), int(p99)))
+print(f"{'mode':6} {'c':>4} {'tool':11} {'req/s':>10} {'CPU us/req':>11} {'RSS MB':>7} {'p99 ms':>7} {'req/s vs ref':>12} {'CPU/req vs ref':>14} {'RSS vs ref':>10} {'p99 vs ref':>10}  runs")
 for mode in ("ka", "close", "open"):
     for c in sorted({k[1] for k in rows if k[0] == mode}):
-        ref = "wrk" if mode == "ka" else ("ab" if mode == "close" else "ours")
+        ref = {"ka": "wrk", "close": "ab", "open": "wrk2"}[mode]
         med = {}
         for (m, cc, tool), v in rows.items():
             if m == mode and cc == c:
                 rps = statistics.median(x[0] for x in v)
-                cpu_us = statistics.median(x[1] * 1e6 / max(x[0] * dur, 1) for x in v)
+                cpu_us = statistics.median(x[1] * 1e6 / max(x[0] * x[3], 1) for x in v)
                 rss = statistics.median(x[2] for x in v) / 1024
-                med[tool] = (rps, cpu_us, rss, len(v))
+                p99 = statistics.median(x[4] for x in v) / 1000
+                med[tool] = (rps, cpu_us, rss, p99, len(v))
         r = med.get(ref)
-        for tool, (rps, cpu_us, rss, n) in sorted(med.items(), key=lambda kv: kv[0] != ref):
-            ratio = lambda a, b: f"{a / b:.2f}" if r and b else "-"
-            print(f"{mode:6} {c:>4} {tool:11} {rps:>10.0f} {cpu_us:>11.2f} {rss:>7.1f} "
-                  f"{ratio(rps, r[0]) if r else '-':>12} {ratio(cpu_us, r[1]) if r else '-':>14} {ratio(rss, r[2]) if r else '-':>10}  {n}")
-print("CPU us/req = (user+sys of the generator process, /usr/bin/time) / (req/s x duration);"
-      " ka = keep-alive, close = new connection per request, open = fixed rate.")
+        ratio = lambda a, b: f"{a / b:.2f}" if r and b else "-"
+        for tool, (rps, cpu_us, rss, p99, n) in sorted(med.items(), key=lambda kv: kv[0] != ref):
+            p99s = f"{p99:.3f}" if mode == "open" else "-"
+            p99r = ratio(p99, r[3]) if r and mode == "open" else "-"
+            print(f"{mode:6} {c:>4} {tool:11} {rps:>10.0f} {cpu_us:>11.2f} {rss:>7.1f} {p99s:>7} "
+                  f"{ratio(rps, r[0]) if r else '-':>12} {ratio(cpu_us, r[1]) if r else '-':>14} "
+                  f"{ratio(rss, r[2]) if r else '-':>10} {p99r:>10}  {n}")
+print("CPU us/req = (user+sys of the generator process, /usr/bin/time) / (req/s x run seconds);"
+      " ka = keep-alive, close = new connection per request,"
+      f" open = fixed rate ({sys.argv[2]} req/s, corrected p99; run = warm-up/calibration + window).")
 PY
 }
 
-main "$@"
+# bench/profile.sh sources this file for its functions.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then main "$@"; fi

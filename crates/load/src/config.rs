@@ -112,6 +112,10 @@ fn split_host_port(authority: &str) -> Option<(&str, u16)> {
     }
 }
 
+/// Default [`Config::schedule_quantum`]: 100 µs, ten requests per wake-up at 100 000 req/s
+/// per thread, and at most 0.1 ms added to a corrected latency.
+pub const DEFAULT_SCHEDULE_QUANTUM: Duration = Duration::from_micros(100);
+
 /// Everything [`crate::run`] needs. Build it with [`Config::new`] and adjust the fields.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -125,6 +129,10 @@ pub struct Config {
     pub limit: Limit,
     /// Open model: total requests per second across all connections.
     pub rate: Option<f64>,
+    /// Open model: due requests are sent in batches on a grid of this step, so one wake-up
+    /// sends all that fell due since the last (each at most this late; `schedule_lag` shows
+    /// it). Zero sends each request exactly when due, at the cost of a wake-up per request.
+    pub schedule_quantum: Duration,
     /// Warm-up before the measured window.
     pub warmup: Warmup,
     /// Per-request timeout (connect included).
@@ -155,6 +163,7 @@ impl Config {
             threads: default_threads(),
             limit: Limit::Duration(Duration::from_secs(10)),
             rate: None,
+            schedule_quantum: DEFAULT_SCHEDULE_QUANTUM,
             warmup: Warmup::None,
             timeout: Duration::from_secs(10),
             keepalive: true,
@@ -187,6 +196,11 @@ impl Config {
             if !matches!(self.limit, Limit::Duration(_)) {
                 return bad("--rate needs a duration (-d), not a request count");
             }
+        }
+        if self.schedule_quantum > Duration::from_millis(10) {
+            return bad(
+                "schedule quantum must be at most 10ms (it delays sends by up to its length)",
+            );
         }
         if self.timeout.is_zero() {
             return bad("timeout must be positive");

@@ -49,6 +49,10 @@ struct LoadArgs {
     /// Open model: total request rate per second, spread over the connections. Needs -d.
     #[arg(long)]
     rate: Option<f64>,
+    /// Open model: send due requests in batches on a grid of this step (0 = each exactly
+    /// when due, one wake-up per request). Adds at most this much to corrected latency.
+    #[arg(long, value_name = "D", default_value = "100us", requires = "rate")]
+    schedule_quantum: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
     #[arg(long)]
     warmup: Option<String>,
@@ -116,6 +120,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         (None, None) => Limit::Duration(std::time::Duration::from_secs(10)),
     };
     c.rate = a.rate;
+    c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
     if let Some(w) = &a.warmup {
         c.warmup = parse_warmup(w)?;
     }
@@ -156,6 +161,14 @@ fn print(result: &LoadResult, output: Output) -> anyhow::Result<()> {
         Output::Text => report::write_text(result, &mut out)?,
     }
     Ok(())
+}
+
+/// Parses `--schedule-quantum`: a duration, or `0` for none.
+fn parse_quantum(text: &str) -> anyhow::Result<std::time::Duration> {
+    if text.trim() == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    Ok(parse_duration(text)?)
 }
 
 /// Reads a file, or standard input for `-`.

@@ -75,6 +75,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             keepalive: config.keepalive,
             timeout: config.timeout,
             interval,
+            quantum: config.schedule_quantum,
             conn_ids,
             total_conns: config.connections,
             progress: counter,

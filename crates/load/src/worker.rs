@@ -66,6 +66,8 @@ pub(crate) struct WorkerSettings {
     pub timeout: Duration,
     /// Open model: interval between two requests of one connection.
     pub interval: Option<Duration>,
+    /// Open model: due requests are sent on a grid of this step (zero: exactly when due).
+    pub quantum: Duration,
     /// Global indices of this worker's connections, and the total connection count.
     pub conn_ids: Vec<usize>,
     pub total_conns: usize,
@@ -84,6 +86,29 @@ pub(crate) struct Worker {
     timer: Option<Timer>,
     /// Position of the next request in the scenario cycle.
     cursor: usize,
+}
+
+/// The first point of the grid `start + k * step` at or after `t` (`t` itself for a zero
+/// step). Waking on the grid batches sends: one wake-up sends every request due since the
+/// previous one, at most `step` late.
+fn quantize_up(t: Instant, start: Instant, step: Duration) -> Instant {
+    if step.is_zero() {
+        return t;
+    }
+    let since = t.saturating_duration_since(start).as_nanos();
+    let step_ns = step.as_nanos();
+    let k = since.div_ceil(step_ns);
+    start + Duration::from_nanos(u64::try_from(k * step_ns).unwrap_or(u64::MAX))
+}
+
+/// The last point of the grid `start + k * step` at or before `t` (`t` for a zero step).
+fn quantize_down(t: Instant, start: Instant, step: Duration) -> Instant {
+    if step.is_zero() {
+        return t;
+    }
+    let since = t.saturating_duration_since(start).as_nanos();
+    let step_ns = step.as_nanos();
+    start + Duration::from_nanos(u64::try_from(since / step_ns * step_ns).unwrap_or(u64::MAX))
 }
 
 /// Token of the open-model timer; connection tokens never reach it.
@@ -156,7 +181,8 @@ impl Worker {
             let mut now = Instant::now();
             let mut wake = now + SCAN_EVERY;
             if self.s.interval.is_some() {
-                wake = wake.min(self.fire_due(p, rec, now));
+                let due = self.fire_due(p, rec, now);
+                wake = wake.min(quantize_up(due, p.start, self.s.quantum));
             } else {
                 self.drain_ready(p, rec);
             }
@@ -231,12 +257,14 @@ impl Worker {
     fn fire_due(&mut self, p: &Phase, rec: &mut Recorder, now: Instant) -> Instant {
         let interval = self.s.interval.unwrap_or(SCAN_EVERY);
         let mut wake = now + SCAN_EVERY;
+        // Only what fell due up to the last grid point goes now, so sends leave in batches.
+        let horizon = quantize_down(now, p.start, self.s.quantum);
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.state != State::Idle {
                 continue;
             }
-            if c.next_due <= now {
+            if c.next_due <= horizon {
                 if !self.may_send(p, rec, now) {
                     continue;
                 }
@@ -433,5 +461,28 @@ impl Worker {
         if self.s.interval.is_none() {
             self.ready.push(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_ups_land_on_the_grid_at_or_after_the_due_time() {
+        let start = Instant::now();
+        let step = Duration::from_micros(100);
+        let at = |us| start + Duration::from_micros(us);
+        assert_eq!(quantize_up(at(0), start, step), at(0));
+        assert_eq!(quantize_up(at(1), start, step), at(100));
+        assert_eq!(quantize_up(at(100), start, step), at(100));
+        assert_eq!(quantize_up(at(250), start, step), at(300));
+        assert_eq!(quantize_up(at(250), start, Duration::ZERO), at(250));
+        // Before the start (cannot happen in a phase) it stays at the start.
+        assert_eq!(quantize_up(start, at(5), step), at(5));
+        assert_eq!(quantize_down(at(250), start, step), at(200));
+        assert_eq!(quantize_down(at(300), start, step), at(300));
+        assert_eq!(quantize_down(at(99), start, step), at(0));
+        assert_eq!(quantize_down(at(99), start, Duration::ZERO), at(99));
     }
 }

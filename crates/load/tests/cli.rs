@@ -21,6 +21,22 @@ fn bad_input_exits_non_zero_with_a_message() {
         &["--rate", "10", "http://127.0.0.1:1/"],
         &["-d", "10parsecs", "http://127.0.0.1:1/"],
         &["-H", "no-colon", "http://127.0.0.1:1/"],
+        &[
+            "--rate",
+            "10",
+            "-d",
+            "1s",
+            "--schedule-quantum",
+            "1s",
+            "http://127.0.0.1:1/",
+        ],
+        &[
+            "--schedule-quantum",
+            "1ms",
+            "-n",
+            "5",
+            "http://127.0.0.1:1/",
+        ],
         &[],
     ];
     for args in cases {

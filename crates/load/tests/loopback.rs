@@ -187,6 +187,37 @@ fn open_model_corrects_for_coordinated_omission() {
 }
 
 #[test]
+fn open_model_sends_on_the_quantum_grid_and_counts_latency_from_the_due_time() {
+    let server = serve(Behavior::Ok);
+    // 3 connections at 300 req/s: each due every 10 ms, offsets 0, 3.3 and 6.7 ms. On a
+    // 5 ms grid they leave 0, 1.7 and 3.3 ms late (mean 1.7 ms); without a grid, on time.
+    let mut c = server.config(3, Limit::Duration(Duration::from_secs(1)));
+    c.threads = 1;
+    c.rate = Some(300.0);
+    c.schedule_quantum = Duration::from_millis(5);
+    let gridded = run(&c).unwrap();
+    c.schedule_quantum = Duration::ZERO;
+    let exact = run(&c).unwrap();
+    let (g, e) = (
+        gridded.schedule_lag.clone().unwrap(),
+        exact.schedule_lag.clone().unwrap(),
+    );
+    assert!(g.mean_us >= 1_000.0, "gridded lag {g:?}");
+    assert!(e.mean_us < 1_000.0, "exact lag {e:?}");
+    // The lateness is in the corrected latency, not in the service time.
+    let unc = gridded.latency_uncorrected.clone().unwrap();
+    assert!(
+        gridded.latency.mean_us >= unc.mean_us + 900.0,
+        "corrected {} vs service {}",
+        gridded.latency.mean_us,
+        unc.mean_us
+    );
+    for r in [&gridded, &exact] {
+        assert!((280..=310).contains(&r.requests), "requests {}", r.requests);
+    }
+}
+
+#[test]
 fn closed_model_shows_a_stall_in_max_and_timeline() {
     let server = serve(Behavior::StallOnce {
         at: Duration::from_millis(700),
