@@ -116,6 +116,9 @@ fn split_host_port(authority: &str) -> Option<(&str, u16)> {
 /// per thread, and at most 0.1 ms added to a corrected latency.
 pub const DEFAULT_SCHEDULE_QUANTUM: Duration = Duration::from_micros(100);
 
+/// Default [`Config::spin_polls`]: up to 50 non-blocking polls (~15 µs), adaptive.
+pub const DEFAULT_SPIN_POLLS: u32 = 50;
+
 /// Everything [`crate::run`] needs. Build it with [`Config::new`] and adjust the fields.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -133,6 +136,10 @@ pub struct Config {
     /// sends all that fell due since the last (each at most this late; `schedule_lag` shows
     /// it). Zero sends each request exactly when due, at the cost of a wake-up per request.
     pub schedule_quantum: Duration,
+    /// Closed model: how many times a thread polls without blocking, while responses are
+    /// outstanding, before it sleeps (0: sleep at once). A few µs of polling keep the
+    /// server's core from paying for a wake-up of this thread on every response.
+    pub spin_polls: u32,
     /// Warm-up before the measured window.
     pub warmup: Warmup,
     /// Per-request timeout (connect included).
@@ -164,6 +171,7 @@ impl Config {
             limit: Limit::Duration(Duration::from_secs(10)),
             rate: None,
             schedule_quantum: DEFAULT_SCHEDULE_QUANTUM,
+            spin_polls: DEFAULT_SPIN_POLLS,
             warmup: Warmup::None,
             timeout: Duration::from_secs(10),
             keepalive: true,

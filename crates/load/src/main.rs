@@ -53,6 +53,10 @@ struct LoadArgs {
     /// when due, one wake-up per request). Adds at most this much to corrected latency.
     #[arg(long, value_name = "D", default_value = "100us", requires = "rate")]
     schedule_quantum: String,
+    /// Closed model: non-blocking polls before sleeping while responses are outstanding
+    /// (0 = sleep at once; default 50, ~15 µs; halves after each poll that found nothing).
+    #[arg(long, value_name = "N", default_value_t = benchrun_load::config::DEFAULT_SPIN_POLLS)]
+    spin: u32,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
     #[arg(long)]
     warmup: Option<String>,
@@ -120,6 +124,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         (None, None) => Limit::Duration(std::time::Duration::from_secs(10)),
     };
     c.rate = a.rate;
+    c.spin_polls = a.spin;
     c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
     if let Some(w) = &a.warmup {
         c.warmup = parse_warmup(w)?;

@@ -76,6 +76,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             timeout: config.timeout,
             interval,
             quantum: config.schedule_quantum,
+            spin: config.spin_polls,
             conn_ids,
             total_conns: config.connections,
             progress: counter,

@@ -68,6 +68,8 @@ pub(crate) struct WorkerSettings {
     pub interval: Option<Duration>,
     /// Open model: due requests are sent on a grid of this step (zero: exactly when due).
     pub quantum: Duration,
+    /// Closed model: non-blocking polls before blocking while requests are in flight.
+    pub spin: u32,
     /// Global indices of this worker's connections, and the total connection count.
     pub conn_ids: Vec<usize>,
     pub total_conns: usize,
@@ -86,6 +88,8 @@ pub(crate) struct Worker {
     timer: Option<Timer>,
     /// Position of the next request in the scenario cycle.
     cursor: usize,
+    /// Current number of non-blocking polls before sleeping (adapts, at most `s.spin`).
+    spin_budget: u32,
 }
 
 /// The first point of the grid `start + k * step` at or after `t` (`t` itself for a zero
@@ -152,6 +156,7 @@ impl Worker {
             ready: Vec::new(),
             in_flight: 0,
             cursor: 0,
+            spin_budget: s.spin,
             s,
         })
     }
@@ -210,7 +215,7 @@ impl Worker {
             }
             if !self.ready.is_empty() {
                 self.events.clear();
-            } else {
+            } else if !self.spin_poll() {
                 if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
                     if e.kind() != io::ErrorKind::Interrupted {
                         // Nothing sensible can continue without the poller.
@@ -235,6 +240,33 @@ impl Worker {
         }
         rec.finish();
         self.s.progress.store(rec.requests, Ordering::Relaxed);
+    }
+
+    /// Closed model with requests in flight: polls without blocking up to `spin` times
+    /// before the caller blocks; returns whether events arrived. Falling asleep while a
+    /// response is microseconds away made the server's core pay for waking this thread,
+    /// which slowed the server (see docs/load-generator.md, "What limits us").
+    ///
+    /// The budget adapts: a spin that found events doubles it (up to `spin`), one that had
+    /// to give up halves it (down to 1), so against a slow server the thread soon sleeps
+    /// almost at once and wastes next to no CPU.
+    fn spin_poll(&mut self) -> bool {
+        if self.s.interval.is_some() || self.in_flight == 0 || self.s.spin == 0 {
+            return false;
+        }
+        for _ in 0..self.spin_budget {
+            if self
+                .poll
+                .poll(&mut self.events, Some(Duration::ZERO))
+                .is_ok()
+                && !self.events.is_empty()
+            {
+                self.spin_budget = (self.spin_budget * 2).min(self.s.spin);
+                return true;
+            }
+        }
+        self.spin_budget = (self.spin_budget / 2).max(1);
+        false
     }
 
     fn drain_ready(&mut self, p: &Phase, rec: &mut Recorder) {

@@ -47,6 +47,19 @@ fn request_count_is_exact_without_keepalive_one_connection_per_request() {
 }
 
 #[test]
+fn request_count_is_exact_with_and_without_spinning_before_sleep() {
+    let server = serve(Behavior::Ok);
+    for spin in [0, 1, 50] {
+        let before = server.requests();
+        let mut c = server.config(4, Limit::Requests(400));
+        c.spin_polls = spin;
+        let r = run(&c).unwrap();
+        assert_eq!((r.requests, r.successes), (400, 400), "spin {spin}");
+        assert_eq!(server.requests() - before, 400, "spin {spin}");
+    }
+}
+
+#[test]
 fn more_connections_than_requests_is_fine() {
     let server = serve(Behavior::Ok);
     let r = run(&server.config(20, Limit::Requests(3))).unwrap();
