@@ -550,6 +550,10 @@ cmd_up() {
   install_packages
   # build-k8s.sh returns at once when its cache (keyed by k8s + Go version) is filled; a cold
   # build takes ~15-40 min on 2 cores and logs to $CACHE/logs/k8s-build.log
+  # The Go toolchain of this machine lives in /usr/local/go; a CI shell may not have it on PATH.
+  if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+    export PATH="/usr/local/go/bin:$PATH"
+  fi
   if command -v go >/dev/null 2>&1; then
     mkdir -p "$CACHE/logs"
     BIN=$("$repo/hack/build-k8s.sh" 2> >(tee -a "$CACHE/logs/k8s-build.log" >&2) | tail -1) \
