@@ -40,6 +40,8 @@ taskset -c "$CLIENT_CPU" perf record -q -F "$FREQ" -g --call-graph dwarf,16384 -
 python3 - "$OUT/result.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+if r["requests"] == 0:
+    sys.exit(f"no requests completed (errors: {r['errors']})")
 c = r["cpu"]
 print(f"{r['requests']} requests, {r['throughput']:.0f} req/s, errors {r['errors']['total']}")
 print(f"CPU per request: {c['us_per_request']:.2f} us "

@@ -251,12 +251,6 @@ impl Config {
         }]
     }
 
-    /// The request bytes of the first effective scenario (the only one unless `scenarios`
-    /// is set), serialized once and sent as-is for every request.
-    pub fn request_bytes(&self) -> Vec<u8> {
-        self.request_bytes_for(&self.effective_scenarios()[0])
-    }
-
     /// The request bytes of one scenario: its request line, `Host`, default `User-Agent`
     /// and `Accept` unless given, the common headers, the scenario's headers, `Connection:
     /// close` without keep-alive, `Content-Length` for a body, and the body.
@@ -416,7 +410,7 @@ mod tests {
         c.keepalive = false;
         c.method = "POST".into();
         c.body = Some(b"hi".to_vec());
-        let r = String::from_utf8(c.request_bytes()).unwrap();
+        let r = String::from_utf8(c.request_bytes_for(&c.effective_scenarios()[0])).unwrap();
         assert!(r.starts_with("POST /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
         assert!(r.contains("Connection: close\r\n"));
         assert!(r.ends_with("Content-Length: 2\r\n\r\nhi"));

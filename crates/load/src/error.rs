@@ -36,6 +36,9 @@ pub enum Error {
     /// Results that cannot be merged (none given, or different schema versions).
     #[error("failed to merge results: {0}")]
     Merge(String),
+    /// A load thread panicked (a bug, or the poller failed); nothing was measured.
+    #[error("a load thread panicked; see the message above")]
+    ThreadPanicked,
     /// An operating-system call needed to run the load failed.
     #[error("failed to {what}: {source}")]
     Io {

@@ -40,8 +40,9 @@ enum Chunk {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum State {
+    #[default]
     Head,
     Length(u64),
     Chunked(Chunk),
@@ -49,7 +50,7 @@ enum State {
 }
 
 /// Incremental parser for one response at a time; [`ResponseParser::reset`] before reuse.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct ResponseParser {
     head: Vec<u8>,
     state: State,
@@ -61,30 +62,19 @@ pub struct ResponseParser {
 const MAX_HEAD: usize = 64 * 1024;
 
 impl ResponseParser {
-    /// A parser for responses to requests with the given method (`HEAD` has no body).
-    pub fn new(method: &str) -> Self {
-        ResponseParser {
-            head: Vec::new(),
-            state: State::Head,
-            status: 0,
-            close: false,
-            no_body: method.eq_ignore_ascii_case("HEAD"),
-        }
+    /// A parser ready for a response to a request that is not `HEAD`.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Prepares for the next response, to a request with the given method, on the same or
-    /// a new connection.
-    pub fn reset_for(&mut self, method_is_head: bool) {
-        self.no_body = method_is_head;
-        self.reset();
-    }
-
-    /// Prepares for the next response on the same or a new connection.
-    pub fn reset(&mut self) {
+    /// Prepares for the next response on the same or a new connection; `head_request`: the
+    /// request was `HEAD`, so the response has no body whatever its headers say.
+    pub fn reset(&mut self, head_request: bool) {
         self.head.clear();
         self.state = State::Head;
         self.status = 0;
         self.close = false;
+        self.no_body = head_request;
     }
 
     /// Feeds freshly read bytes. Bytes after a complete response are ignored.

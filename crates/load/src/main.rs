@@ -54,7 +54,8 @@ struct LoadArgs {
     #[arg(long, value_name = "D", default_value = "100us", requires = "rate")]
     schedule_quantum: String,
     /// Closed model: non-blocking polls before sleeping while responses are outstanding
-    /// (0 = sleep at once; default 50, ~15 µs; halves after each poll that found nothing).
+    /// (0 = sleep at once; default 50, ~15 µs). Adaptive: the budget doubles after a spin
+    /// that found events and halves after one that had to give up.
     #[arg(long, value_name = "N", default_value_t = benchrun_load::config::DEFAULT_SPIN_POLLS)]
     spin: u32,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
@@ -117,8 +118,8 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         c.threads = t;
     }
     c.limit = match (a.requests, &a.duration) {
-        (Some(_), Some(_)) => anyhow::bail!("give either -n or -d, not both"),
-        (Some(n), None) => Limit::Requests(n),
+        // clap refuses -n with -d (conflicts_with), so a count here is the only limit.
+        (Some(n), _) => Limit::Requests(n),
         (None, Some(d)) => Limit::Duration(parse_duration(d)?),
         (None, None) if a.rate.is_some() => anyhow::bail!("--rate needs a duration (-d)"),
         (None, None) => Limit::Duration(std::time::Duration::from_secs(10)),

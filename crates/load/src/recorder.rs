@@ -20,22 +20,67 @@ pub(crate) enum Failure {
     Protocol,
 }
 
-/// What one thread measured for one scenario of a multi-scenario run.
-pub(crate) struct ScenarioRecorder {
+/// Latency, outcomes and counts of a set of requests: a whole thread's, or one scenario's.
+pub(crate) struct Tally {
     pub latency: Histogram<u64>,
     pub requests: u64,
     pub successes: u64,
     pub errors: ErrorCounts,
 }
 
-impl ScenarioRecorder {
-    fn new() -> Self {
-        ScenarioRecorder {
+impl Tally {
+    pub fn new() -> Self {
+        Tally {
             latency: hist::new_latency(),
             requests: 0,
             successes: 0,
             errors: ErrorCounts::default(),
         }
+    }
+
+    /// A complete response that took `us`; returns whether its status is an error (≥ 400).
+    #[inline]
+    fn response(&mut self, us: u64, status: u16) -> bool {
+        self.latency.saturating_record(us);
+        self.requests += 1;
+        if status < 400 {
+            self.successes += 1;
+            return false;
+        }
+        let e = &mut self.errors;
+        if status >= 500 {
+            e.status_5xx += 1;
+        } else {
+            e.status_4xx += 1;
+        }
+        e.total += 1;
+        *e.status_codes.entry(status).or_default() += 1;
+        true
+    }
+
+    /// A request that ended without a complete response, counted in its class.
+    #[inline]
+    fn failure(&mut self, f: Failure) {
+        self.requests += 1;
+        let e = &mut self.errors;
+        e.total += 1;
+        match f {
+            Failure::ConnectRefused => e.connect_refused += 1,
+            Failure::ConnectTimeout => e.connect_timeout += 1,
+            Failure::ConnectOther => e.connect_other += 1,
+            Failure::Timeout => e.timeout += 1,
+            Failure::Read => e.read += 1,
+            Failure::BodyMismatch => e.body_mismatch += 1,
+            Failure::Protocol => e.protocol += 1,
+        }
+    }
+
+    /// Adds another tally into this one.
+    pub fn add(&mut self, o: &Tally) {
+        hist::add(&mut self.latency, &o.latency).expect("latency histograms share their bounds");
+        self.requests += o.requests;
+        self.successes += o.successes;
+        self.errors.add(&o.errors);
     }
 }
 
@@ -43,22 +88,25 @@ impl ScenarioRecorder {
 pub(crate) struct Recorder {
     /// Whether anything is recorded (false during warm-up).
     pub record: bool,
-    pub latency: Histogram<u64>,
+    /// Every request of the thread. In a multi-scenario run it is only filled by
+    /// [`Recorder::finish`], from `scenarios`, so each response is recorded once.
+    pub total: Tally,
     pub uncorrected: Option<Histogram<u64>>,
     pub connect: Histogram<u64>,
+    /// Requests ended so far (kept live for the progress line and the timeline).
     pub requests: u64,
-    pub successes: u64,
     pub bytes: u64,
-    pub errors: ErrorCounts,
     pub sent: u64,
     pub lag_sum_us: u64,
     pub lag_max_us: u64,
     pub timeline: Vec<TimelineEntry>,
     /// Per-scenario figures; empty when the run has a single scenario.
-    pub scenarios: Vec<ScenarioRecorder>,
+    pub scenarios: Vec<Tally>,
     clock_start: Instant,
     clock_epoch_ms: u64,
     second: u64,
+    /// When `second` ends: the clock is turned into a second only once per second.
+    second_ends: Instant,
     second_requests: u64,
     second_errors: u64,
     second_hist: Histogram<u64>,
@@ -66,35 +114,6 @@ pub(crate) struct Recorder {
 
 fn micros(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
-}
-
-/// Counts a complete response's status; returns whether it is an error (≥ 400).
-fn count_status(e: &mut ErrorCounts, status: u16) -> bool {
-    if status < 400 {
-        return false;
-    }
-    if status >= 500 {
-        e.status_5xx += 1;
-    } else {
-        e.status_4xx += 1;
-    }
-    e.total += 1;
-    *e.status_codes.entry(status).or_default() += 1;
-    true
-}
-
-/// Counts a request that ended without a complete response in its class.
-fn count_failure(e: &mut ErrorCounts, f: Failure) {
-    e.total += 1;
-    match f {
-        Failure::ConnectRefused => e.connect_refused += 1,
-        Failure::ConnectTimeout => e.connect_timeout += 1,
-        Failure::ConnectOther => e.connect_other += 1,
-        Failure::Timeout => e.timeout += 1,
-        Failure::Read => e.read += 1,
-        Failure::BodyMismatch => e.body_mismatch += 1,
-        Failure::Protocol => e.protocol += 1,
-    }
 }
 
 impl Recorder {
@@ -112,23 +131,23 @@ impl Recorder {
         } else {
             0
         };
+        let second = clock_epoch_ms / 1000;
         Recorder {
-            scenarios: (0..per_scenario).map(|_| ScenarioRecorder::new()).collect(),
+            scenarios: (0..per_scenario).map(|_| Tally::new()).collect(),
             record,
-            latency: hist::new_latency(),
+            total: Tally::new(),
             uncorrected: open_model.then(hist::new_latency),
             connect: hist::new_latency(),
             requests: 0,
-            successes: 0,
             bytes: 0,
-            errors: ErrorCounts::default(),
             sent: 0,
             lag_sum_us: 0,
             lag_max_us: 0,
             timeline: Vec::new(),
             clock_start,
             clock_epoch_ms,
-            second: clock_epoch_ms / 1000,
+            second,
+            second_ends: second_end(clock_start, clock_epoch_ms, second),
             second_requests: 0,
             second_errors: 0,
             second_hist: hist::new_timeline(),
@@ -160,6 +179,16 @@ impl Recorder {
         }
     }
 
+    /// Where a request of `scenario` is counted: its scenario's tally, or the total.
+    #[inline]
+    fn tally(&mut self, scenario: usize) -> &mut Tally {
+        if self.scenarios.is_empty() {
+            &mut self.total
+        } else {
+            &mut self.scenarios[scenario]
+        }
+    }
+
     /// A complete response: `since_due` from the intended start, `since_sent` from the send.
     #[inline]
     pub fn response(
@@ -174,17 +203,10 @@ impl Recorder {
             return;
         }
         let us = micros(since_due).max(1);
-        self.latency.saturating_record(us);
         if let Some(u) = &mut self.uncorrected {
             u.saturating_record(micros(since_sent).max(1));
         }
-        let error = count_status(&mut self.errors, status);
-        self.successes += u64::from(!error);
-        if let Some(s) = self.scenarios.get_mut(scenario) {
-            s.latency.saturating_record(us);
-            s.requests += 1;
-            s.successes += u64::from(!count_status(&mut s.errors, status));
-        }
+        let error = self.tally(scenario).response(us, status);
         self.tick(now, error);
         self.second_hist.saturating_record(us);
     }
@@ -195,20 +217,19 @@ impl Recorder {
         if !self.record {
             return;
         }
-        count_failure(&mut self.errors, f);
-        if let Some(s) = self.scenarios.get_mut(scenario) {
-            s.requests += 1;
-            count_failure(&mut s.errors, f);
-        }
+        self.tally(scenario).failure(f);
         self.tick(now, true);
     }
 
     fn tick(&mut self, now: Instant, error: bool) {
         self.requests += 1;
-        let second = (self.clock_epoch_ms + micros(now - self.clock_start) / 1000) / 1000;
-        if second != self.second {
-            self.seal();
-            self.second = second;
+        if now >= self.second_ends {
+            let second = (self.clock_epoch_ms + micros(now - self.clock_start) / 1000) / 1000;
+            if second != self.second {
+                self.seal();
+                self.second = second;
+            }
+            self.second_ends = second_end(self.clock_start, self.clock_epoch_ms, self.second);
         }
         self.second_requests += 1;
         self.second_errors += u64::from(error);
@@ -229,8 +250,18 @@ impl Recorder {
         self.second_errors = 0;
     }
 
-    /// Seals the current second; call once at the end of the phase.
+    /// Seals the current second and adds the scenarios' tallies into the total; call once
+    /// at the end of the phase.
     pub fn finish(&mut self) {
         self.seal();
+        for s in &self.scenarios {
+            self.total.add(s);
+        }
     }
+}
+
+/// The instant at which unix second `second` ends, on a clock where `clock_start` is
+/// `clock_epoch_ms`.
+fn second_end(clock_start: Instant, clock_epoch_ms: u64, second: u64) -> Instant {
+    clock_start + Duration::from_millis(((second + 1) * 1000).saturating_sub(clock_epoch_ms))
 }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::config::{Config, Limit, Warmup};
 use crate::error::{Error, Result};
 use crate::hist;
-use crate::recorder::{Recorder, ScenarioRecorder};
+use crate::recorder::{Recorder, Tally};
 use crate::result::{
     self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScenarioResult, ScheduleLag,
     SCHEMA,
 };
 use crate::scenario::{self, Scenario};
-use crate::worker::{Phase, Worker, WorkerSettings};
+use crate::worker::{Phase, Request, Worker, WorkerSettings};
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
 type WorkerOutput = std::io::Result<(Recorder, u64)>;
@@ -26,9 +26,12 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     config.validate()?;
     let threads = config.threads.min(config.connections);
     let scenarios = config.effective_scenarios();
-    let requests: Arc<[(Arc<[u8]>, bool)]> = scenarios
+    let requests: Arc<[Request]> = scenarios
         .iter()
-        .map(|s| (config.request_bytes_for(s).into(), s.method == "HEAD"))
+        .map(|s| Request {
+            bytes: config.request_bytes_for(s).into(),
+            head: s.method == "HEAD",
+        })
         .collect();
     let weights: Vec<u32> = scenarios.iter().map(|s| s.weight).collect();
     let cycle: Arc<[u16]> = scenario::weighted_cycle(&weights).into();
@@ -76,7 +79,11 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             timeout: config.timeout,
             interval,
             quantum: config.schedule_quantum,
-            spin: config.spin_polls,
+            spin: if interval.is_some() {
+                0
+            } else {
+                config.spin_polls
+            },
             conn_ids,
             total_conns: config.connections,
             progress: counter,
@@ -140,9 +147,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     }
     let mut outputs = Vec::new();
     for h in handles {
-        let out = h
-            .join()
-            .map_err(|_| Error::InvalidConfig("a load thread panicked".into()))?;
+        let out = h.join().map_err(|_| Error::ThreadPanicked)?;
         outputs.push(out.map_err(|source| Error::Io {
             what: "create an event loop",
             source,
@@ -196,29 +201,25 @@ fn build_result(
     cpu: (u64, u64),
 ) -> Result<LoadResult> {
     let open = config.rate.is_some();
-    let mut latency = hist::new_latency();
     let mut uncorrected = hist::new_latency();
     let mut connect = hist::new_latency();
-    let (mut requests, mut successes, mut bytes, mut warmup) = (0, 0, 0, 0);
+    let (mut requests, mut bytes, mut warmup) = (0, 0, 0);
     let (mut lag_sum, mut lag_max, mut sent) = (0u64, 0u64, 0u64);
-    let mut errors = result::ErrorCounts::default();
-    let mut timeline = Vec::new();
+    let mut total = Tally::new();
     for (rec, warm_sent) in &outputs {
-        hist::add(&mut latency, &rec.latency)?;
+        total.add(&rec.total);
         hist::add(&mut connect, &rec.connect)?;
         if let Some(u) = &rec.uncorrected {
             hist::add(&mut uncorrected, u)?;
         }
         requests += rec.requests;
-        successes += rec.successes;
         bytes += rec.bytes;
         warmup += warm_sent;
-        errors.add(&rec.errors);
         lag_sum += rec.lag_sum_us;
         lag_max = lag_max.max(rec.lag_max_us);
         sent += rec.sent;
-        timeline.extend(rec.timeline.iter().cloned());
     }
+    let latency = &total.latency;
     let duration = elapsed.as_secs_f64();
     Ok(LoadResult {
         schema: SCHEMA.into(),
@@ -238,8 +239,8 @@ fn build_result(
         window_end_ms: window.1,
         duration,
         requests,
-        successes,
-        errors,
+        successes: total.successes,
+        errors: total.errors.clone(),
         bytes,
         throughput: if duration > 0.0 {
             requests as f64 / duration
@@ -247,7 +248,7 @@ fn build_result(
             0.0
         },
         warmup_requests: warmup,
-        latency: LatencyStats::from_histogram(&latency),
+        latency: LatencyStats::from_histogram(latency),
         latency_uncorrected: open.then(|| LatencyStats::from_histogram(&uncorrected)),
         connect: LatencyStats::from_histogram(&connect),
         schedule_lag: open.then(|| ScheduleLag {
@@ -260,9 +261,9 @@ fn build_result(
             max_us: lag_max,
         }),
         cpu: CpuStats::new(cpu.0, cpu.1, requests),
-        timeline: result::merge_timeline_entries(timeline.iter())?,
+        timeline: result::merge_timeline_entries(outputs.iter().flat_map(|(r, _)| &r.timeline))?,
         histograms: Histograms {
-            latency: hist::encode(&latency),
+            latency: hist::encode(latency),
             latency_uncorrected: open.then(|| hist::encode(&uncorrected)),
             connect: hist::encode(&connect),
         },
@@ -281,42 +282,28 @@ fn joined_methods(scenarios: &[Scenario]) -> String {
     methods.join(",")
 }
 
-/// Folds the threads' per-scenario figures (none for a single-scenario run).
+/// The per-scenario results (none for a single-scenario run): each thread's tallies, merged
+/// by scenario like the results of several load pods.
 fn scenario_results(
     scenarios: &[Scenario],
     outputs: &[(Recorder, u64)],
 ) -> Result<Vec<ScenarioResult>> {
-    let mut out = Vec::new();
-    for (i, s) in scenarios.iter().enumerate() {
-        let parts: Vec<&ScenarioRecorder> = outputs
-            .iter()
-            .filter_map(|(rec, _)| rec.scenarios.get(i))
-            .collect();
-        if parts.is_empty() {
-            continue;
-        }
-        let mut latency = hist::new_latency();
-        let mut errors = result::ErrorCounts::default();
-        let (mut requests, mut successes) = (0, 0);
-        for p in parts {
-            hist::add(&mut latency, &p.latency)?;
-            errors.add(&p.errors);
-            requests += p.requests;
-            successes += p.successes;
-        }
-        out.push(ScenarioResult {
+    let per_thread: Vec<ScenarioResult> = outputs
+        .iter()
+        .flat_map(|(rec, _)| rec.scenarios.iter().zip(scenarios))
+        .map(|(tally, s)| ScenarioResult {
             name: s.name.clone(),
             method: s.method.clone(),
             path: s.path.clone(),
             weight: s.weight,
-            requests,
-            successes,
-            errors,
-            latency: LatencyStats::from_histogram(&latency),
-            histogram: hist::encode(&latency),
-        });
-    }
-    Ok(out)
+            requests: tally.requests,
+            successes: tally.successes,
+            errors: tally.errors.clone(),
+            latency: LatencyStats::default(),
+            histogram: hist::encode(&tally.latency),
+        })
+        .collect();
+    result::merge_scenarios(per_thread.iter())
 }
 
 fn unix_ms() -> u64 {

@@ -1,6 +1,7 @@
 //! Scenarios: the requests of a run. One run may mix several (method, path, headers, body),
-//! each with a weight; every connection walks the same weighted cycle, so the mix is exact
-//! over each full cycle. Pure: parsing, validation and the cycle, no I/O.
+//! each with a weight; the threads walk one weighted cycle (with `-n`, each its own
+//! consecutive block of it), so the mix is exact. Pure: parsing, validation and the cycle,
+//! no I/O.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! One event loop (mio/epoll) driving a set of connections, each a small state machine.
 //! Per request: one pre-serialized write, reads into a per-thread buffer parsed in place,
-//! no allocation; one clock read per event.
+//! no allocation; a clock read per event and per send.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -55,12 +55,20 @@ pub(crate) struct Phase {
     pub first_request: u64,
 }
 
+/// One scenario's request, serialized once.
+pub(crate) struct Request {
+    /// The bytes sent for every request of the scenario.
+    pub bytes: Box<[u8]>,
+    /// The method is HEAD: responses have no body.
+    pub head: bool,
+}
+
 /// Static settings of a worker.
 pub(crate) struct WorkerSettings {
     pub addr: SocketAddr,
-    /// Serialized request of each scenario, and whether its method is HEAD.
-    pub requests: Arc<[(Arc<[u8]>, bool)]>,
-    /// The weighted order of scenario indices every connection walks.
+    /// The request of each scenario.
+    pub requests: Arc<[Request]>,
+    /// The weighted order of scenario indices; each worker walks it from its own start.
     pub cycle: Arc<[u16]>,
     pub keepalive: bool,
     pub timeout: Duration,
@@ -68,7 +76,8 @@ pub(crate) struct WorkerSettings {
     pub interval: Option<Duration>,
     /// Open model: due requests are sent on a grid of this step (zero: exactly when due).
     pub quantum: Duration,
-    /// Closed model: non-blocking polls before blocking while requests are in flight.
+    /// Non-blocking polls before blocking while requests are in flight (0 in the open
+    /// model, which should stay cheap rather than spin).
     pub spin: u32,
     /// Global indices of this worker's connections, and the total connection count.
     pub conn_ids: Vec<usize>,
@@ -92,20 +101,8 @@ pub(crate) struct Worker {
     spin_budget: u32,
 }
 
-/// The first point of the grid `start + k * step` at or after `t` (`t` itself for a zero
-/// step). Waking on the grid batches sends: one wake-up sends every request due since the
-/// previous one, at most `step` late.
-fn quantize_up(t: Instant, start: Instant, step: Duration) -> Instant {
-    if step.is_zero() {
-        return t;
-    }
-    let since = t.saturating_duration_since(start).as_nanos();
-    let step_ns = step.as_nanos();
-    let k = since.div_ceil(step_ns);
-    start + Duration::from_nanos(u64::try_from(k * step_ns).unwrap_or(u64::MAX))
-}
-
-/// The last point of the grid `start + k * step` at or before `t` (`t` for a zero step).
+/// The last point of the grid `start + k * step` at or before `t` (`t` for a zero step;
+/// `start` for a `t` before it).
 fn quantize_down(t: Instant, start: Instant, step: Duration) -> Instant {
     if step.is_zero() {
         return t;
@@ -115,20 +112,30 @@ fn quantize_down(t: Instant, start: Instant, step: Duration) -> Instant {
     start + Duration::from_nanos(u64::try_from(since / step_ns * step_ns).unwrap_or(u64::MAX))
 }
 
+/// The first point of the grid at or after `t` (`t` itself for a zero step). Waking on the
+/// grid batches sends: one wake-up sends every request due since the previous one, at most
+/// `step` late.
+fn quantize_up(t: Instant, start: Instant, step: Duration) -> Instant {
+    let down = quantize_down(t, start, step);
+    if down < t {
+        down + step
+    } else {
+        down
+    }
+}
+
 /// Token of the open-model timer; connection tokens never reach it.
 const TIMER_TOKEN: usize = usize::MAX;
 
 impl Worker {
     pub fn new(s: WorkerSettings) -> io::Result<Self> {
         let now = Instant::now();
-        let conns = s
-            .conn_ids
-            .iter()
+        let conns = (0..s.conn_ids.len())
             .map(|_| Conn {
                 stream: None,
                 generation: 0,
                 state: State::Idle,
-                parser: ResponseParser::new("GET"),
+                parser: ResponseParser::new(),
                 scenario: 0,
                 due: now,
                 sent_at: now,
@@ -185,8 +192,8 @@ impl Worker {
         loop {
             let mut now = Instant::now();
             let mut wake = now + SCAN_EVERY;
-            if self.s.interval.is_some() {
-                let due = self.fire_due(p, rec, now);
+            if let Some(interval) = self.s.interval {
+                let due = self.fire_due(interval, p, rec, now);
                 wake = wake.min(quantize_up(due, p.start, self.s.quantum));
             } else {
                 self.drain_ready(p, rec);
@@ -242,7 +249,7 @@ impl Worker {
         self.s.progress.store(rec.requests, Ordering::Relaxed);
     }
 
-    /// Closed model with requests in flight: polls without blocking up to `spin` times
+    /// With requests in flight: polls without blocking up to `spin` times
     /// before the caller blocks; returns whether events arrived. Falling asleep while a
     /// response is microseconds away made the server's core pay for waking this thread,
     /// which slowed the server (see docs/load-generator.md, "What limits us").
@@ -251,7 +258,7 @@ impl Worker {
     /// to give up halves it (down to 1), so against a slow server the thread soon sleeps
     /// almost at once and wastes next to no CPU.
     fn spin_poll(&mut self) -> bool {
-        if self.s.interval.is_some() || self.in_flight == 0 || self.s.spin == 0 {
+        if self.in_flight == 0 || self.s.spin == 0 {
             return false;
         }
         for _ in 0..self.spin_budget {
@@ -286,8 +293,13 @@ impl Worker {
     }
 
     /// Open model: starts every due request on an idle connection; returns the next wake-up.
-    fn fire_due(&mut self, p: &Phase, rec: &mut Recorder, now: Instant) -> Instant {
-        let interval = self.s.interval.unwrap_or(SCAN_EVERY);
+    fn fire_due(
+        &mut self,
+        interval: Duration,
+        p: &Phase,
+        rec: &mut Recorder,
+        now: Instant,
+    ) -> Instant {
         let mut wake = now + SCAN_EVERY;
         // Only what fell due up to the last grid point goes now, so sends leave in batches.
         let horizon = quantize_down(now, p.start, self.s.quantum);
@@ -337,7 +349,7 @@ impl Worker {
         if self.cursor == self.s.cycle.len() {
             self.cursor = 0;
         }
-        c.parser.reset_for(self.s.requests[c.scenario].1);
+        c.parser.reset(self.s.requests[c.scenario].head);
         if c.stream.is_some() {
             self.write(i, 0, now, rec);
             return;
@@ -347,12 +359,12 @@ impl Worker {
                 let _ = stream.set_nodelay(true);
                 c.generation = c.generation.wrapping_add(1);
                 let token = Token(i | (c.generation << 24));
-                if let Err(e) = self.poll.registry().register(
+                let registered = self.poll.registry().register(
                     &mut stream,
                     token,
                     Interest::READABLE | Interest::WRITABLE,
-                ) {
-                    let _ = e;
+                );
+                if registered.is_err() {
                     self.fail(i, Failure::ConnectOther, now, rec);
                     return;
                 }
@@ -415,7 +427,7 @@ impl Worker {
 
     fn write(&mut self, i: usize, mut off: usize, now: Instant, rec: &mut Recorder) {
         let c = &mut self.conns[i];
-        let req = &self.s.requests[c.scenario].0;
+        let req = &self.s.requests[c.scenario].bytes;
         let Some(stream) = &mut c.stream else { return };
         while off < req.len() {
             match stream.write(&req[off..]) {

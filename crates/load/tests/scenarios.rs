@@ -38,11 +38,9 @@ fn by_name<'a>(r: &'a LoadResult, name: &str) -> &'a benchrun_load::ScenarioResu
 #[test]
 fn the_server_sees_the_weighted_mix_exactly() {
     let server = serve(Behavior::Ok);
-    let mut c = server.config(5, Limit::Requests(1000));
-    c.target = benchrun_load::Target::parse(&format!("http://{}", server.addr)).unwrap();
-    c.scenarios = mix();
+    let c = server.scenario_config(5, Limit::Requests(1000), mix());
     let r = run(&c).unwrap();
-    // 5 connections x 200 requests = 40 full cycles of 5 (3 + 1 + 1) each.
+    // The cycle is 5 long (3 + 1 + 1); 1000 requests are 200 full cycles.
     assert_eq!(r.requests, 1000);
     assert_eq!(r.errors.total, 0, "{:?}", r.errors);
     assert_eq!(server.seen("GET /hello"), (600, 0));
@@ -67,14 +65,25 @@ fn the_server_sees_the_weighted_mix_exactly() {
 }
 
 #[test]
+fn with_a_count_the_threads_take_consecutive_blocks_of_the_cycle() {
+    // 6 requests on 2 threads are 3 each, not a multiple of the cycle (5): only if thread 1
+    // starts where thread 0 stops do they add up to the first 6 entries, a b a c a | a.
+    let server = serve(Behavior::Ok);
+    let r = run(&server.scenario_config(2, Limit::Requests(6), mix())).unwrap();
+    assert_eq!(server.seen("GET /hello"), (4, 0));
+    assert_eq!(server.seen("POST /echo"), (1, 3));
+    assert_eq!(server.seen("HEAD /head"), (1, 0));
+    assert_eq!(by_name(&r, "hello").requests, 4);
+}
+
+#[test]
 fn each_scenario_has_its_own_errors_and_merge_keeps_them_apart() {
     let server = serve(Behavior::Ok);
-    let mut c = server.config(2, Limit::Requests(100));
-    c.target = benchrun_load::Target::parse(&format!("http://{}/", server.addr)).unwrap();
-    c.scenarios = vec![
+    let scenarios = vec![
         scenario("ok", "GET", "/hello", 1),
         scenario("gone", "GET", "/missing", 1),
     ];
+    let c = server.scenario_config(2, Limit::Requests(100), scenarios);
     let a = run(&c).unwrap();
     let b = run(&c).unwrap();
     for r in [&a, &b] {
@@ -95,10 +104,9 @@ fn each_scenario_has_its_own_errors_and_merge_keeps_them_apart() {
 #[test]
 fn the_open_model_mixes_scenarios_on_schedule() {
     let server = serve(Behavior::Ok);
-    let mut c = server.config(4, Limit::Duration(Duration::from_secs(1)));
-    c.target = benchrun_load::Target::parse(&format!("http://{}", server.addr)).unwrap();
+    let scenarios = vec![scenario("a", "GET", "/a", 1), scenario("b", "GET", "/b", 1)];
+    let mut c = server.scenario_config(4, Limit::Duration(Duration::from_secs(1)), scenarios);
     c.rate = Some(400.0);
-    c.scenarios = vec![scenario("a", "GET", "/a", 1), scenario("b", "GET", "/b", 1)];
     let r = run(&c).unwrap();
     assert_eq!(r.model, Model::Open);
     let (a, b) = (by_name(&r, "a").requests, by_name(&r, "b").requests);

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use benchrun_load::{Config, Limit, Target};
+use benchrun_load::{Config, Limit, Scenario, Target};
 
 /// How the server answers.
 #[derive(Clone, Copy, Debug)]
 pub enum Behavior {
-    /// 200 with a 27-byte JSON body (no body to HEAD); 404 for paths under /missing.
+    /// 200 with a 26-byte JSON body (no body to HEAD); 404 for paths under /missing.
     Ok,
     /// 200 with a chunked body.
     Chunked,
@@ -57,6 +57,18 @@ impl Server {
     }
     pub fn url(&self) -> String {
         format!("http://{}/hello", self.addr)
+    }
+    /// A closed-model config for scenarios: the URL has no path, the scenarios give theirs.
+    pub fn scenario_config(
+        &self,
+        connections: usize,
+        limit: Limit,
+        scenarios: Vec<Scenario>,
+    ) -> Config {
+        let mut c = self.config(connections, limit);
+        c.target = Target::parse(&format!("http://{}", self.addr)).unwrap();
+        c.scenarios = scenarios;
+        c
     }
     /// A closed-model config against this server with a small, bounded load.
     pub fn config(&self, connections: usize, limit: Limit) -> Config {
@@ -192,6 +204,11 @@ fn handle(
             return;
         }
     }
+}
+
+/// Bytes of the 200 response to a GET on a kept-alive connection.
+pub fn ok_response_len() -> u64 {
+    ok_response(false).len() as u64
 }
 
 fn ok_response(close: bool) -> Vec<u8> {
