@@ -1,8 +1,12 @@
 //! The operator's error type and how each failure is handled by the controller.
 //!
 //! An invalid spec is not an error here: the planner records it as a condition and the run waits
-//! for a change. Everything in this enum is transient (API server, Prometheus, logs) and is
-//! retried with a bounded backoff by `controller::error_policy`.
+//! for a change. Neither are a failed Prometheus query or an unreadable load-pod log: they are
+//! observed facts (`Observed::usage`, `JobObserved::Succeeded`) that the planner records on the
+//! measurement (`MetricsUnavailable`, a failed measurement). This enum holds the API-server
+//! failures of a reconcile, which are usually transient, and a run missing its namespace or
+//! uid, which is not. Every variant is retried alike, with a per-run backoff from 5 s doubling
+//! up to 5 min, by `controller::error_policy`.
 
 /// Errors of the reconcile loop.
 #[derive(Debug, thiserror::Error)]
@@ -50,15 +54,6 @@ pub enum Error {
     /// The run object lacks a field every stored object has (namespace, uid).
     #[error("failed to reconcile: the run has no {0}")]
     MissingField(&'static str),
-    /// A child object could not be serialized (a bug, not a user error).
-    #[error("failed to serialize {what}: {source}")]
-    SerializeFailed {
-        /// What was being serialized.
-        what: &'static str,
-        /// The serde error.
-        #[source]
-        source: serde_json::Error,
-    },
 }
 
 /// Result alias of the operator.
@@ -73,7 +68,6 @@ impl Error {
             Error::ObserveFailed { .. } => "observe",
             Error::StatusFailed { .. } => "status",
             Error::MissingField(_) => "missing_field",
-            Error::SerializeFailed { .. } => "serialize",
         }
     }
 }

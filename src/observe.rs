@@ -17,7 +17,7 @@ use crate::controller::Context;
 use crate::error::{Error, Result};
 use crate::names::{self, label, role};
 use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
-use crate::plan::{self, SCRAPE_SETTLE};
+use crate::plan;
 use crate::prometheus::{Prometheus, UsageQuery};
 use crate::slots::{self, RunView};
 
@@ -158,8 +158,7 @@ pub async fn observe(
         .as_ref()
         .is_some_and(|c| c.stage == stage::COLLECTING);
     if let (true, Some(load)) = (collecting, &o.detail) {
-        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
-        if now.as_millisecond() >= ready_at {
+        if now.as_millisecond() >= plan::scrape_ready_at(load) {
             o.usage = Some(usage(ctx, v, owner, cell, &target_name, &job_name, load).await);
         }
     }

@@ -1,6 +1,6 @@
 //! What the I/O layer observed for one reconcile: the facts the planner decides from.
 //!
-//! Plain data, no client. Gathered by `controller::observe` for the run's focus measurement
+//! Plain data, no client. Gathered by [`crate::observe::observe`] for the run's focus measurement
 //! (see [`crate::plan::focus`]); tests build it by hand.
 
 use std::collections::BTreeMap;

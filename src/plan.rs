@@ -17,7 +17,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::observed::Observed;
 
-/// Prometheus scrapes every 5 s: wait two intervals after the window before querying it.
+/// How long after a window ends before Prometheus is queried for it (see [`scrape_ready_at`]),
+/// and how long freshly ready target pods are left before the load starts: one cAdvisor
+/// sample interval as [`crate::promql::DEFAULT_SAMPLE_INTERVAL`] assumes it. Samples are 6–10 s
+/// apart on the local cluster (Prometheus scrapes every 5 s there) and 10–15 s apart with
+/// kubelet defaults, so on the local cluster a sample from after the window has normally been
+/// stored by then.
 pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
 /// Largest detail JSON kept whole; beyond it the per-second histograms are dropped.
 const DETAIL_MAX_BYTES: usize = 900 * 1024;
@@ -104,6 +109,12 @@ fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {
     results
         .iter()
         .any(|x| x.cell as usize == cell && x.repeat as usize == repeat)
+}
+
+/// When the measured window of `load` counts as scraped, in Unix milliseconds:
+/// [`SCRAPE_SETTLE`] after the window ends. Prometheus is queried for it from then on.
+pub fn scrape_ready_at(load: &LoadResult) -> i64 {
+    load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64
 }
 
 /// True for `Succeeded` and `Failed`.

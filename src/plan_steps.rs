@@ -8,8 +8,8 @@ use benchrun_load::LoadResult;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{
-    detail_json, has_result, merge_pods, next_pending, set_condition, Action, Note, Planner,
-    SCRAPE_SETTLE,
+    detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
+    Note, Planner, SCRAPE_SETTLE,
 };
 use crate::names;
 use crate::observed::{JobObserved, Slot};
@@ -151,8 +151,8 @@ impl Planner<'_> {
         }
         self.actions.push(Action::ApplyTarget { cell });
         let target = self.obs.target.clone().unwrap_or_default();
-        // Fresh pods: let Prometheus scrape them twice before the load starts, or the first
-        // window of a configuration has too few CPU samples for a rate.
+        // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
+        // the first window of a configuration has too few CPU samples for a rate.
         let settled = target
             .ready_since_ms
             .is_none_or(|t| self.now.as_millisecond() - t >= SCRAPE_SETTLE.as_millis() as i64);
@@ -256,8 +256,7 @@ impl Planner<'_> {
     }
 
     pub(super) fn wait_for_scrape(&mut self, load: &LoadResult) {
-        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
-        let wait = (ready_at - self.now.as_millisecond()).max(0) as u64;
+        let wait = (scrape_ready_at(load) - self.now.as_millisecond()).max(0) as u64;
         self.after(Duration::from_millis(wait.max(500)));
     }
 
@@ -284,8 +283,7 @@ impl Planner<'_> {
                 )
             }
         };
-        let ready_at = load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64;
-        if self.now.as_millisecond() < ready_at {
+        if self.now.as_millisecond() < scrape_ready_at(&load) {
             return self.wait_for_scrape(&load);
         }
         let Some(usage) = self.obs.usage.clone() else {
@@ -419,7 +417,7 @@ impl Planner<'_> {
             .status
             .results
             .iter()
-            .filter(|r| r.outcome == "Measured")
+            .filter(|r| r.outcome == results::MEASURED)
             .count();
         let ok = measured > 0;
         self.status.phase = Some(if ok { phase::SUCCEEDED } else { phase::FAILED }.into());

@@ -4,7 +4,6 @@ use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
 use crate::{names, results};
 use benchrun_api::TargetUsage;
 use benchrun_api::{stage, CurrentMeasurement};
-use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, Model, SCHEMA};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 const T0: i64 = 1_764_511_200_000;
@@ -39,45 +38,13 @@ fn ready_target() -> TargetObserved {
     }
 }
 
+/// The load result of [`results::tests::load`] with its 10 s window starting `start_ms` after
+/// [`T0`].
 pub(crate) fn load_result(start_ms: i64) -> LoadResult {
-    let stats = LatencyStats {
-        count: 1000,
-        mean_us: 2000.0,
-        p50_us: 1500,
-        p99_us: 9000,
-        max_us: 20000,
-        ..LatencyStats::default()
-    };
     LoadResult {
-        schema: SCHEMA.into(),
-        url: "http://10.96.0.7:8080/hello".into(),
-        method: "GET".into(),
-        model: Model::Closed,
-        rate: None,
-        connections: 4,
-        threads: 1,
-        keepalive: true,
         window_start_ms: (T0 + start_ms) as u64,
         window_end_ms: (T0 + start_ms + 10_000) as u64,
-        duration: 10.0,
-        requests: 10_000,
-        successes: 10_000,
-        errors: ErrorCounts::default(),
-        bytes: 100_000,
-        throughput: 1000.0,
-        warmup_requests: 3000,
-        latency: stats.clone(),
-        latency_uncorrected: None,
-        connect: stats,
-        schedule_lag: None,
-        cpu: CpuStats::default(),
-        timeline: Vec::new(),
-        histograms: Histograms {
-            latency: String::new(),
-            latency_uncorrected: None,
-            connect: String::new(),
-        },
-        scenarios: Vec::new(),
+        ..results::tests::load()
     }
 }
 
@@ -305,6 +272,12 @@ fn load_pod_without_result_fails_the_measurement() {
 }
 
 #[test]
+fn a_window_counts_as_scraped_the_settle_time_after_it_ends() {
+    // Window from 3 s to 13 s after T0.
+    assert_eq!(scrape_ready_at(&load_result(3000)), T0 + 13_000 + 10_000);
+}
+
+#[test]
 fn collecting_waits_for_two_scrape_intervals_after_the_window() {
     let run = validated(SPEC);
     let o = Observed {
@@ -436,7 +409,7 @@ fn last_measurement_finishes_the_run_and_cleans_up() {
         }
     }
     status.results[0] = CellResult {
-        outcome: "Measured".into(),
+        outcome: results::MEASURED.into(),
         ..status.results[0].clone()
     };
     let o = Observed {

@@ -12,6 +12,7 @@ use benchrun_api::{ExtraQuery, TargetUsage};
 use serde::Deserialize;
 
 use crate::promql::{self, Selector, Window};
+use crate::results::round;
 
 /// Timeout of one HTTP request to Prometheus (connect included).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -222,11 +223,6 @@ pub fn usage_from(v: [Option<f64>; 6], target_limit: f64, load_limit: f64) -> Ta
         load_cpu_cores: load_cpu.map(|x| round(x, 4)),
         load_cpu_of_limit: of(load_cpu, load_limit),
     }
-}
-
-fn round(x: f64, decimals: i32) -> f64 {
-    let f = 10f64.powi(decimals);
-    (x * f).round() / f
 }
 
 #[derive(Deserialize)]

@@ -148,7 +148,8 @@ pub fn failed_result(run: &ValidatedRun, cell: &Cell, repeat: usize, reason: Str
     }
 }
 
-fn round(x: f64, decimals: i32) -> f64 {
+/// `x` rounded to `decimals` decimal places (half away from zero).
+pub(crate) fn round(x: f64, decimals: i32) -> f64 {
     let f = 10f64.powi(decimals);
     (x * f).round() / f
 }

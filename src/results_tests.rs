@@ -107,19 +107,25 @@ pub(crate) fn pods() -> PodFacts {
     }
 }
 
-/// The measured result of cell 1 (express, c=100), repeat 0, from the fixtures above.
-pub(crate) fn measured() -> CellResult {
+/// The measured result of cell 1 (express, c=100), repeat 0, of [`run`] from `load` and
+/// `usage`, with the pods of [`pods`], no extra figures and no detail.
+pub(crate) fn measured_from(load: &LoadResult, usage: Option<&TargetUsage>) -> CellResult {
     let run = run();
     measured_result(
         &run,
         &run.cells[1],
         0,
-        &load(),
-        Some(&usage()),
+        load,
+        usage,
         BTreeMap::new(),
         &pods(),
         None,
     )
+}
+
+/// The measured result of cell 1 (express, c=100), repeat 0, from the fixtures above.
+pub(crate) fn measured() -> CellResult {
+    measured_from(&load(), Some(&usage()))
 }
 
 #[test]
@@ -176,7 +182,6 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
 
 #[test]
 fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
-    let run = run();
     let mut l = load();
     l.errors = ErrorCounts {
         total: 200,
@@ -191,16 +196,7 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
         status_5xx: 164,
         status_codes: [(500, 164), (404, 8)].into(),
     };
-    let r = measured_result(
-        &run,
-        &run.cells[1],
-        0,
-        &l,
-        Some(&usage()),
-        BTreeMap::new(),
-        &pods(),
-        None,
-    );
+    let r = measured_from(&l, Some(&usage()));
     let e = &r.errors;
     assert_eq!((e.connect_refused, e.connect_timeout, e.timeout), (1, 2, 4));
     assert_eq!(e.read, 5 + 6 + 7 + 3);
@@ -216,21 +212,11 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
 
 #[test]
 fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() {
-    let run = run();
     let mut l = load();
     l.requests = 0;
     l.throughput = 0.0;
     l.connect.count = 0;
-    let r = measured_result(
-        &run,
-        &run.cells[1],
-        0,
-        &l,
-        Some(&usage()),
-        BTreeMap::new(),
-        &pods(),
-        None,
-    );
+    let r = measured_from(&l, Some(&usage()));
     assert_eq!(r.error_rate, 0.0);
     assert_eq!(r.generator_cpu_us_per_request, None);
     assert_eq!(r.connect_ms, None);
@@ -238,17 +224,7 @@ fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() 
 
 #[test]
 fn missing_usage_keeps_the_load_figures_and_warns_metrics_unavailable() {
-    let run = run();
-    let r = measured_result(
-        &run,
-        &run.cells[1],
-        0,
-        &load(),
-        None,
-        BTreeMap::new(),
-        &pods(),
-        None,
-    );
+    let r = measured_from(&load(), None);
     assert_eq!(r.throughput, 1000.0);
     assert_eq!(r.usage, TargetUsage::default());
     assert_eq!(r.warnings.len(), 1);

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use benchrun_api::{phase, BenchmarkRun};
-use support::{Cluster, TargetCounter};
+use support::{assert_counts_match, Cluster, TargetCounter};
 
 const DEMO_IMAGE: &str = "benchrun.local/benchrun-demo:0.1.0";
 
@@ -71,10 +71,7 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
         );
         let counts = counter.snapshot();
         for r in &status.results {
-            anyhow::ensure!(r.outcome == "Measured", "cell {} {:?}", r.cell, r.reason);
-            anyhow::ensure!(r.requests > 0, "cell {} measured no request", r.cell);
-            let tag = format!("matrix/{}/{}", r.cell, r.repeat);
-            let seen = counts.get(&tag).copied().unwrap_or(0);
+            let seen = assert_counts_match(&counts, "matrix", r)?;
             println!(
                 "cell {} cpu={} c={}: generator {} + warm-up {}, target counted {seen}; {:.0} req/s, cpu {:?} cores, mem {:?} B",
                 r.cell,
@@ -85,13 +82,6 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
                 r.throughput,
                 r.usage.cpu_avg_cores,
                 r.usage.memory_avg_bytes
-            );
-            anyhow::ensure!(
-                seen == r.requests + r.warmup_requests,
-                "cell {}: target counted {seen}, generator reported {} + {} warm-up",
-                r.cell,
-                r.requests,
-                r.warmup_requests
             );
             let limit = benchrun_api::units::cpu_millis(&r.coordinates.cpu).unwrap() as f64 / 1000.0;
             let cpu = r.usage.cpu_avg_cores.unwrap_or(0.0);
@@ -187,18 +177,7 @@ async fn operator_restart_mid_run_measures_every_cell_once() {
         );
         let counts = counter.snapshot();
         for r in &status.results {
-            anyhow::ensure!(r.outcome == "Measured", "cell {} {:?}", r.cell, r.reason);
-            let seen = counts
-                .get(&format!("restart/{}/{}", r.cell, r.repeat))
-                .copied()
-                .unwrap_or(0);
-            anyhow::ensure!(
-                seen == r.requests + r.warmup_requests,
-                "cell {}: target counted {seen}, generator reported {} + {}",
-                r.cell,
-                r.requests,
-                r.warmup_requests
-            );
+            assert_counts_match(&counts, "restart", r)?;
         }
         Ok(())
     }

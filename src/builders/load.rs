@@ -191,6 +191,11 @@ mod tests {
         }
     }
 
+    /// The load Job of `run`'s cell `cell`, repeat `repeat`, against `ip`.
+    fn job_of(run: &ValidatedRun, cell: usize, repeat: usize, ip: &str) -> Job {
+        build_load_job(&owner(), run, &run.cells[cell], repeat, ip, 0, &settings())
+    }
+
     fn args_of(job: &Job) -> Vec<String> {
         job.spec
             .as_ref()
@@ -214,7 +219,7 @@ mod tests {
     #[test]
     fn job_runs_once_indexed_over_the_load_pods_with_a_deadline() {
         let run = validated(DEMO);
-        let job = build_load_job(&owner(), &run, &run.cells[1], 1, "10.0.0.7", 0, &settings());
+        let job = job_of(&run, 1, 1, "10.0.0.7");
         assert_eq!(
             job.metadata.name.as_deref(),
             Some(names::job_name("demo", 1, 1).as_str())
@@ -240,7 +245,7 @@ mod tests {
     #[test]
     fn connections_are_split_over_pods_and_threads_follow_the_cpu_limit() {
         let run = validated(DEMO);
-        let job = build_load_job(&owner(), &run, &run.cells[1], 0, "10.0.0.7", 0, &settings());
+        let job = job_of(&run, 1, 0, "10.0.0.7");
         let args = args_of(&job);
         assert_eq!(value_after(&args, "-c").as_deref(), Some("8"));
         assert_eq!(value_after(&args, "-d").as_deref(), Some("10s"));
@@ -254,7 +259,7 @@ mod tests {
     #[test]
     fn requests_go_to_the_cluster_ip_with_the_cell_header() {
         let run = validated(DEMO);
-        let job = build_load_job(&owner(), &run, &run.cells[3], 1, "10.0.0.7", 0, &settings());
+        let job = job_of(&run, 3, 1, "10.0.0.7");
         let args = args_of(&job);
         assert_eq!(args.last().unwrap(), "http://10.0.0.7:3000/hello");
         assert!(args.contains(&"X-Benchrun-Cell: demo/3/1".to_string()));
@@ -268,32 +273,14 @@ mod tests {
             "  duration: 10s\n",
             "  duration: 10s\n  rate: 1000\n  keepAlive: false\n",
         );
-        let run = validated(&spec);
-        let args = args_of(&build_load_job(
-            &owner(),
-            &run,
-            &run.cells[0],
-            0,
-            "1.2.3.4",
-            0,
-            &settings(),
-        ));
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
         assert_eq!(value_after(&args, "--rate").as_deref(), Some("500"));
         assert!(args.contains(&"--no-keepalive".to_string()));
 
         let spec = DEMO
             .replace("  duration: 10s\n", "  requests: 10000\n")
             .replace("  warmup: 3s\n", "  warmupRequests: 100\n");
-        let run = validated(&spec);
-        let args = args_of(&build_load_job(
-            &owner(),
-            &run,
-            &run.cells[0],
-            0,
-            "1.2.3.4",
-            0,
-            &settings(),
-        ));
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
         assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
         assert!(value_after(&args, "-d").is_none());
@@ -302,7 +289,7 @@ mod tests {
     #[test]
     fn load_pods_prefer_nodes_without_targets_or_each_other() {
         let run = validated(DEMO);
-        let job = build_load_job(&owner(), &run, &run.cells[0], 0, "1.2.3.4", 0, &settings());
+        let job = job_of(&run, 0, 0, "1.2.3.4");
         let terms = job
             .spec
             .unwrap()

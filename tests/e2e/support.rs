@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchrun_api::{phase, BenchmarkRun};
+use benchrun_api::{phase, BenchmarkRun, CellResult};
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
@@ -255,4 +255,26 @@ impl TargetCounter {
     pub fn stop(&self) {
         self.task.abort();
     }
+}
+
+/// Checks one result of run `run` against what the target counted (a [`TargetCounter`]
+/// snapshot): it is `Measured`, has requests, and the target saw exactly its requests plus its
+/// warm-up requests. Returns the target's count.
+pub fn assert_counts_match(
+    counts: &BTreeMap<String, i64>,
+    run: &str,
+    r: &CellResult,
+) -> anyhow::Result<i64> {
+    anyhow::ensure!(r.outcome == "Measured", "cell {} {:?}", r.cell, r.reason);
+    anyhow::ensure!(r.requests > 0, "cell {} measured no request", r.cell);
+    let tag = format!("{run}/{}/{}", r.cell, r.repeat);
+    let seen = counts.get(&tag).copied().unwrap_or(0);
+    anyhow::ensure!(
+        seen == r.requests + r.warmup_requests,
+        "cell {} ({tag}): target counted {seen}, generator reported {} + {} warm-up",
+        r.cell,
+        r.requests,
+        r.warmup_requests
+    );
+    Ok(seen)
 }
