@@ -16,6 +16,9 @@ use crate::status::BenchmarkRunStatus;
 /// under the object size limit (about 1 KiB per measurement).
 pub const MAX_MEASUREMENTS: usize = 200;
 
+/// Highest request rate (req/s) of `load.rate` and of each `matrix.rate` entry.
+pub const MAX_RATE: i64 = 10_000_000;
+
 /// An experiment: targets × resources × scenarios × load settings, measured cell by cell.
 ///
 /// The operator deploys each target with the requested CPU/memory and replicas, runs the load
@@ -47,8 +50,9 @@ pub const MAX_MEASUREMENTS: usize = 200;
     validation = Rule::new("self.scenarios.all(s, self.scenarios.exists_one(u, u.name == s.name))").message("scenarios: names must be unique"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.targets) || self.matrix.targets.all(n, self.targets.exists(t, t.name == n))").message("matrix.targets: every entry must name one of spec.targets"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
-    validation = Rule::new("(has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.repeats) ? self.repeats : 1) <= 200").message("the matrix is too large: cells × repeats must be at most 200; split the experiment into several runs"),
+    validation = Rule::new(format!("(has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; split the experiment into several runs").as_str()),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.rate) || size(self.matrix.rate) == 0 || has(self.load.duration)").message("matrix.rate needs load.duration (the open model runs for a duration, not a request count)"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.connections) || !has(self.load.requests) || self.matrix.connections.all(c, c <= self.load.requests)").message("matrix.connections entries must not exceed load.requests so every connection sends a request: raise load.requests or lower the connections"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BenchmarkRunSpec {
@@ -63,7 +67,9 @@ pub struct BenchmarkRunSpec {
     pub scenarios: Vec<Scenario>,
 
     /// CPU and memory for every target pod (requests equal limits unless set apart, which gives
-    /// the Guaranteed QoS class). `matrix.cpu` and `matrix.memory` override the limits per cell.
+    /// the Guaranteed QoS class). `matrix.cpu` and `matrix.memory` override the limits per cell;
+    /// a `cpuRequest` or `memoryRequest` set here applies to every cell, so it must not exceed
+    /// any swept limit.
     #[serde(default = "default_target_resources")]
     pub resources: Resources,
 
@@ -203,10 +209,10 @@ pub struct Resources {
     pub cpu: String,
     /// Memory limit, e.g. `"1Gi"`.
     pub memory: String,
-    /// CPU request; defaults to `cpu` (Guaranteed QoS).
+    /// CPU request; defaults to the CPU limit (Guaranteed QoS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
-    /// Memory request; defaults to `memory`.
+    /// Memory request; defaults to the memory limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
 }
@@ -241,12 +247,12 @@ pub struct Load {
     /// Fixed request rate in requests per second over all connections (open model, latency
     /// corrected for coordinated omission). Absent: closed model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 10000000))]
+    #[schemars(range(min = 1, max = MAX_RATE))]
     pub rate: Option<i64>,
 
     /// Warm-up before each measurement, run but not recorded, as a duration (e.g. `"10s"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("duration(self) >= duration('0s') && duration(self) <= duration('30m')").message("load.warmup must be a duration between 0s and 30m, e.g. \"10s\""))]
+    #[x_kube(validation = Rule::new("duration(self) == duration('0s') || (duration(self) >= duration('1ms') && duration(self) <= duration('30m'))").message("load.warmup must be 0s (none) or a duration between 1ms and 30m, e.g. \"10s\""))]
     pub warmup: Option<String>,
 
     /// Warm-up as a request count instead of a duration.
@@ -262,7 +268,7 @@ pub struct Load {
     /// Per-request timeout (default `"10s"`); a request that takes longer counts as a timeout
     /// error.
     #[serde(default = "default_timeout")]
-    #[x_kube(validation = Rule::new("duration(self) > duration('0s') && duration(self) <= duration('5m')").message("load.timeout must be a positive duration of at most 5m, e.g. \"10s\""))]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('1ms') && duration(self) <= duration('5m')").message("load.timeout must be a duration between 1ms and 5m, e.g. \"10s\""))]
     pub timeout: String,
 
     /// Number of load pods (default 1). Connections and rate are split evenly over them and
@@ -289,15 +295,18 @@ pub struct Matrix {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 16))]
     pub scenarios: Vec<String>,
-    /// CPU limits to sweep, e.g. `["1", "2", "3500m"]` (requests follow the limit unless
-    /// `resources.cpuRequest` is set).
+    /// CPU limits to sweep, e.g. `["1", "2", "3500m"]`. Each cell's request is its limit unless
+    /// `resources.cpuRequest` is set, which then applies to every cell and must not exceed any
+    /// of these limits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     // Item length bound: without it the apiserver's CEL cost estimate of the rule below
     // exceeds its budget and the CRD is rejected.
     #[schemars(length(max = 16), inner(length(max = 32)))]
     #[x_kube(validation = Rule::new("self.all(q, isQuantity(q) && quantity(q).isGreaterThan(quantity('0')))").message("matrix.cpu entries must be positive quantities such as \"500m\" or \"2\""))]
     pub cpu: Vec<String>,
-    /// Memory limits to sweep, e.g. `["512Mi", "1Gi"]`.
+    /// Memory limits to sweep, e.g. `["512Mi", "1Gi"]`. Each cell's request is its limit unless
+    /// `resources.memoryRequest` is set, which then applies to every cell and must not exceed
+    /// any of these limits.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     // Item length bound: without it the apiserver's CEL cost estimate of the rule below
     // exceeds its budget and the CRD is rejected.
@@ -317,7 +326,7 @@ pub struct Matrix {
     /// Request rates (open model) to sweep; needs `load.duration`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]
-    #[x_kube(validation = Rule::new("self.all(r, r >= 1)").message("matrix.rate entries must be at least 1 request per second"))]
+    #[x_kube(validation = Rule::new(format!("self.all(r, r >= 1 && r <= {MAX_RATE})")).message(format!("matrix.rate entries must be between 1 and {MAX_RATE} requests per second (the bounds of load.rate)").as_str()))]
     pub rate: Vec<i64>,
 }
 

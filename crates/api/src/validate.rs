@@ -6,8 +6,12 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::matrix::{self, Cell};
-use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS};
+use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS, MAX_RATE};
 use crate::units;
+
+/// Shortest non-zero duration handed to the load generator: [`units::format_duration`] has
+/// millisecond resolution, so anything shorter would reach it as `0s`.
+const MIN_DURATION: Duration = Duration::from_millis(1);
 
 /// A problem with one field of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,8 +68,6 @@ pub struct ResourcePlan {
     pub cpu_request: String,
     /// Memory limit as written.
     pub memory: String,
-    /// Memory limit in bytes.
-    pub memory_bytes: i64,
     /// Memory request as written.
     pub memory_request: String,
 }
@@ -134,22 +136,17 @@ impl ValidatedRun {
     /// The resources of a cell's target pods.
     pub fn target_resources(&self, cell: &Cell) -> ResourcePlan {
         let r = &self.spec.resources;
-        // A swept limit replaces the limit; the request follows it unless set apart.
-        let cpu_request = match (&r.cpu_request, cell.cpu == r.cpu) {
-            (Some(req), true) => req.clone(),
-            _ => cell.cpu.clone(),
-        };
-        let memory_request = match (&r.memory_request, cell.memory == r.memory) {
-            (Some(req), true) => req.clone(),
-            _ => cell.memory.clone(),
-        };
+        // A swept limit replaces the limit. A request set apart applies to every cell (validation
+        // checked it against every swept limit); otherwise the request follows the cell's limit.
         ResourcePlan {
             cpu_millis: units::cpu_millis(&cell.cpu).unwrap_or(0),
-            memory_bytes: units::memory_bytes(&cell.memory).unwrap_or(0),
             cpu: cell.cpu.clone(),
             memory: cell.memory.clone(),
-            cpu_request,
-            memory_request,
+            cpu_request: r.cpu_request.clone().unwrap_or_else(|| cell.cpu.clone()),
+            memory_request: r
+                .memory_request
+                .clone()
+                .unwrap_or_else(|| cell.memory.clone()),
         }
     }
 
@@ -215,8 +212,33 @@ fn resources(field: &str, r: &Resources, errors: &mut Vec<FieldError>) -> Resour
         cpu_millis,
         cpu_request: r.cpu_request.clone().unwrap_or_else(|| r.cpu.clone()),
         memory: r.memory.clone(),
-        memory_bytes,
         memory_request: r.memory_request.clone().unwrap_or_else(|| r.memory.clone()),
+    }
+}
+
+/// A request set apart in `spec.resources` applies to every cell, so it must not exceed any
+/// limit the matrix sweeps. `name` is `cpu` or `memory`; unparsable values were reported
+/// elsewhere.
+fn request_within_swept_limits(
+    name: &str,
+    request: Option<&str>,
+    swept: &[String],
+    parse: fn(&str) -> Result<i64, String>,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some((req, value)) = request.and_then(|r| Some((r, parse(r).ok()?))) else {
+        return;
+    };
+    for (i, limit) in swept.iter().enumerate() {
+        if parse(limit).is_ok_and(|l| value > l) {
+            errors.push(err(
+                format!("spec.resources.{name}Request"),
+                format!(
+                    "{req} is above the swept limit {limit} (spec.matrix.{name}[{i}]) and applies to every cell: \
+                     lower resources.{name}Request to at most the smallest swept limit, or remove it so each cell's request follows its limit"
+                ),
+            ));
+        }
     }
 }
 
@@ -303,14 +325,37 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             ));
             Warmup::None
         }
-        (Some(d), None) => match parse_duration("spec.load.warmup", d, e) {
+        (Some(text), None) => match parse_duration("spec.load.warmup", text, e) {
             Duration::ZERO => Warmup::None,
+            d if d < MIN_DURATION => {
+                e.push(err(
+                    "spec.load.warmup",
+                    format!("{text:?} is below 1ms and would reach the load generator as 0s: use 0s for no warm-up or at least \"1ms\", e.g. \"10s\""),
+                ));
+                Warmup::None
+            }
             d => Warmup::Duration(d),
         },
         (None, Some(n)) => Warmup::Requests(n),
         (None, None) => Warmup::None,
     };
-    let timeout = parse_duration("spec.load.timeout", &load.timeout, e);
+    let timeout = match units::duration(&load.timeout) {
+        Ok(d) if d < MIN_DURATION => {
+            e.push(err(
+                "spec.load.timeout",
+                format!(
+                    "{:?} is below 1ms and would reach the load generator as 0s: use at least \"1ms\", e.g. \"10s\"",
+                    load.timeout
+                ),
+            ));
+            d
+        }
+        Ok(d) => d,
+        Err(x) => {
+            e.push(err("spec.load.timeout", x));
+            Duration::ZERO
+        }
+    };
     let m = spec.matrix.clone().unwrap_or_default();
     for n in &m.targets {
         if !spec.targets.iter().any(|t| &t.name == n) {
@@ -333,6 +378,32 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     for (i, q) in m.memory.iter().enumerate() {
         if let Err(x) = units::memory_bytes(q) {
             e.push(err(format!("spec.matrix.memory[{i}]"), x));
+        }
+    }
+    let r = &spec.resources;
+    request_within_swept_limits(
+        "cpu",
+        r.cpu_request.as_deref(),
+        &m.cpu,
+        units::cpu_millis,
+        e,
+    );
+    request_within_swept_limits(
+        "memory",
+        r.memory_request.as_deref(),
+        &m.memory,
+        units::memory_bytes,
+        e,
+    );
+    let rates = load.rate.iter().map(|r| ("spec.load.rate".to_string(), r));
+    let swept = m.rate.iter().enumerate();
+    let swept = swept.map(|(i, r)| (format!("spec.matrix.rate[{i}]"), r));
+    for (field, r) in rates.chain(swept) {
+        if !(1..=MAX_RATE).contains(r) {
+            e.push(err(
+                field,
+                format!("{r} req/s is out of range: use a rate between 1 and {MAX_RATE}"),
+            ));
         }
     }
     let pods = i64::from(load.pods.max(1));
@@ -364,12 +435,12 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         m.connections.clone()
     };
     for c in &conns {
-        if *c < load.pods || c % load.pods != 0 {
+        let c64 = i64::from(*c);
+        if c64 < pods || c64 % pods != 0 {
             e.push(err(
                 "spec.load.connections",
                 format!(
-                    "{c} connections cannot be split evenly over {} load pods; use a multiple of load.pods",
-                    load.pods
+                    "{c} connections cannot be split evenly over {pods} load pods; use a multiple of load.pods"
                 ),
             ));
         }
@@ -524,5 +595,127 @@ mod tests {
             (r.cpu.as_str(), r.cpu_request.as_str(), r.cpu_millis),
             ("2", "2", 2000)
         );
+    }
+
+    #[test]
+    fn requests_set_apart_apply_to_every_swept_cell() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.resources.cpu_request = Some("250m".into());
+        s.resources.memory_request = Some("256Mi".into());
+        s.matrix = Some(crate::Matrix {
+            cpu: vec!["500m".into(), "1".into(), "2".into()],
+            memory: vec!["512Mi".into(), "1Gi".into()],
+            ..Default::default()
+        });
+        let run = validate(&s).unwrap();
+        assert_eq!(run.cells.len(), 6);
+        for cell in &run.cells {
+            let r = run.target_resources(cell);
+            assert_eq!(
+                (r.cpu.as_str(), r.memory.as_str()),
+                (cell.cpu.as_str(), cell.memory.as_str())
+            );
+            assert_eq!(
+                (r.cpu_request.as_str(), r.memory_request.as_str()),
+                ("250m", "256Mi"),
+                "cell {}",
+                cell.index
+            );
+        }
+    }
+
+    #[test]
+    fn requests_above_a_swept_limit_are_rejected_naming_the_field_and_fix() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.resources.cpu_request = Some("1".into());
+        s.resources.memory_request = Some("512Mi".into());
+        s.matrix = Some(crate::Matrix {
+            cpu: vec!["500m".into(), "2".into()],
+            memory: vec!["256Mi".into(), "1Gi".into()],
+            ..Default::default()
+        });
+        let errs = validate(&s).unwrap_err();
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["spec.resources.cpuRequest", "spec.resources.memoryRequest"],
+            "{}",
+            describe(&errs)
+        );
+        assert!(
+            errs[0]
+                .message
+                .contains("swept limit 500m (spec.matrix.cpu[0])"),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[0].message.contains("lower resources.cpuRequest"),
+            "{}",
+            errs[0]
+        );
+        assert!(
+            errs[1]
+                .message
+                .contains("swept limit 256Mi (spec.matrix.memory[0])"),
+            "{}",
+            errs[1]
+        );
+    }
+
+    #[test]
+    fn zero_load_pods_are_treated_as_one_without_panicking() {
+        let run = validate(&spec(r#"{"connections": 4, "pods": 0, "duration": "10s"}"#)).unwrap();
+        assert_eq!(run.load_pods, 1);
+    }
+
+    #[test]
+    fn rates_above_the_cap_are_rejected_naming_the_entry() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s", "rate": 20000000}"#);
+        s.matrix = Some(crate::Matrix {
+            rate: vec![1000, MAX_RATE + 1],
+            ..Default::default()
+        });
+        let errs = validate(&s).unwrap_err();
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["spec.load.rate", "spec.matrix.rate[1]"],
+            "{}",
+            describe(&errs)
+        );
+        assert!(
+            errs[1].message.contains("between 1 and 10000000"),
+            "{}",
+            errs[1]
+        );
+    }
+
+    #[test]
+    fn timeout_and_warmup_below_a_millisecond_are_rejected() {
+        // format_duration has millisecond resolution: these would reach the load generator as 0s.
+        let errs = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "timeout": "500us", "warmup": "999us"}"#,
+        ))
+        .unwrap_err();
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["spec.load.warmup", "spec.load.timeout"],
+            "{}",
+            describe(&errs)
+        );
+        assert!(errs[1].message.contains("at least \"1ms\""), "{}", errs[1]);
+        let errs = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "timeout": "0s"}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(errs[0].field, "spec.load.timeout");
+        let run = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "timeout": "1ms", "warmup": "0s"}"#,
+        ))
+        .unwrap();
+        assert_eq!((run.timeout, run.warmup), (MIN_DURATION, Warmup::None));
+        assert_eq!(units::format_duration(run.timeout), "1ms");
     }
 }

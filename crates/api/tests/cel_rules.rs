@@ -2,7 +2,8 @@
 //! same rules the apiserver runs, client-side (kube's `cel` feature); the end-to-end suite
 //! checks one of them against the real apiserver.
 
-use benchrun_api::BenchmarkRun;
+use benchrun_api::{BenchmarkRun, MAX_MEASUREMENTS};
+use kube::CustomResourceExt;
 
 const BASE: &str = r#"
 apiVersion: benchrun.dev/v1alpha1
@@ -95,6 +96,76 @@ fn oversized_matrix_is_rejected() {
     rejected_with(
         "{matrix: {connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"], replicas: [1,2,3,4,5]}}",
         "the matrix is too large",
+    );
+}
+
+#[test]
+fn matrix_size_rule_uses_max_measurements() {
+    let crd = serde_json::to_value(BenchmarkRun::crd()).unwrap();
+    let rules = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"]
+        .as_array()
+        .expect("spec has CEL rules");
+    let size = rules
+        .iter()
+        .find(|r| {
+            r["message"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("the matrix is too large")
+        })
+        .expect("the matrix size rule is in the CRD");
+    let rule = size["rule"].as_str().unwrap();
+    assert!(rule.ends_with(&format!(" <= {MAX_MEASUREMENTS}")), "{rule}");
+    let message = size["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("at most {MAX_MEASUREMENTS};")),
+        "{message}"
+    );
+    // 10 × 5 × 4 cells: exactly the maximum is accepted.
+    assert_eq!(10 * 5 * 4, MAX_MEASUREMENTS);
+    with("{matrix: {connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"], replicas: [1,2,3,4]}}")
+        .validate_cel()
+        .unwrap();
+}
+
+#[test]
+fn matrix_connections_above_load_requests_are_rejected() {
+    with("{load: {duration: null, requests: 100}, matrix: {connections: [10, 100]}}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{load: {duration: null, requests: 100}, matrix: {connections: [10, 200]}}",
+        "matrix.connections entries must not exceed load.requests",
+    );
+}
+
+#[test]
+fn matrix_rate_above_the_load_rate_cap_is_rejected() {
+    with("{matrix: {rate: [1, 10000000]}}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{matrix: {rate: [1000, 10000001]}}",
+        "matrix.rate entries must be between 1 and 10000000",
+    );
+}
+
+#[test]
+fn timeout_below_a_millisecond_is_rejected() {
+    with("{load: {timeout: 1ms}}").validate_cel().unwrap();
+    rejected_with(
+        "{load: {timeout: 500us}}",
+        "load.timeout must be a duration between 1ms and 5m",
+    );
+}
+
+#[test]
+fn warmup_below_a_millisecond_is_rejected_but_zero_is_none() {
+    with("{load: {warmup: 0s}}").validate_cel().unwrap();
+    rejected_with(
+        "{load: {warmup: 500us}}",
+        "load.warmup must be 0s (none) or a duration between 1ms and 30m",
     );
 }
 
