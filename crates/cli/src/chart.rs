@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use benchrun_api::{CellResult, Coordinates};
 use serde::Deserialize;
 
-use crate::num;
+use crate::num::{self, Figures};
 
 /// Width of the longest bar in characters.
 pub const BAR_WIDTH: usize = 40;
@@ -60,26 +60,23 @@ pub fn write_throughput_chart(w: &mut impl Write, results: &[CellResult]) -> io:
             }
         };
         let conns = r.coordinates.connections;
-        let reps: Vec<&CellResult> = results
-            .iter()
-            .filter(|o| o.coordinates == r.coordinates && num::measured(o))
-            .collect();
         if groups[gi].1.iter().any(|p| p.0 == conns) {
             continue;
         }
-        let n = reps.len().max(1) as f64;
+        let reps = num::measured_repeats(results, &r.coordinates);
         let mut codes: Vec<String> = reps
             .iter()
             .flat_map(|o| o.warnings.iter().map(|w| num::code(w).to_string()))
             .collect();
         codes.sort();
         codes.dedup();
+        let mean = Figures::mean(&reps);
         groups[gi].1.push((
             conns,
-            reps.iter().map(|o| o.throughput).sum::<f64>() / n,
-            reps.iter().map(|o| o.latency_ms.p99).sum::<f64>() / n,
+            mean.map_or(0.0, |f| f.throughput),
+            mean.map_or(0.0, |f| f.p99_ms),
             codes,
-            !reps.is_empty(),
+            mean.is_some(),
         ));
     }
     let max = groups

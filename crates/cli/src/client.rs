@@ -11,7 +11,7 @@ use crate::chart::{parse_timeline, TimelinePoint, DETAIL_KEY};
 
 /// What to tell a user whose cluster has no BenchmarkRun CRD.
 pub const CRD_MISSING: &str = "the BenchmarkRun CRD (benchmarkruns.benchrun.dev) is not installed in this cluster: \
-     install it with `kubectl apply -f crds/benchmarkrun.yaml` (or deploy benchrun with `kubectl apply -k deploy/`)";
+     install it with `kubectl apply -f crds/benchmarkrun.yaml` (or deploy benchrun with `kubectl apply --server-side -k deploy/base`)";
 
 /// A client from the kubeconfig (`KUBECONFIG`, `~/.kube/config`, or in-cluster), optionally
 /// for another context, and the namespace to use: `namespace` if given, else the context's.

@@ -5,55 +5,22 @@
 
 use benchrun_api::{CellResult, Coordinates};
 
+pub use crate::num::Figures;
 use crate::num::{self, NONE};
 use crate::table::{Align, Table};
-
-/// Mean throughput and p99 over the measured repeats of one cell.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Figures {
-    /// Mean requests per second.
-    pub throughput: f64,
-    /// Mean p99 latency in milliseconds.
-    pub p99_ms: f64,
-}
-
-type Key = (String, String, String, String, i32, i32, Option<i64>);
-
-fn key(c: &Coordinates) -> Key {
-    let c = c.clone();
-    (
-        c.target,
-        c.scenario,
-        c.cpu,
-        c.memory,
-        c.replicas,
-        c.connections,
-        c.rate,
-    )
-}
 
 /// The coordinates seen in any run (in order of first appearance) and, per run, the figures
 /// of each, `None` where that run has no measured repeat of those coordinates.
 pub fn align(runs: &[&[CellResult]]) -> Vec<(Coordinates, Vec<Option<Figures>>)> {
     let mut rows: Vec<(Coordinates, Vec<Option<Figures>>)> = Vec::new();
     for r in runs.iter().flat_map(|rs| rs.iter()) {
-        if !rows.iter().any(|(c, _)| key(c) == key(&r.coordinates)) {
+        if !rows.iter().any(|(c, _)| *c == r.coordinates) {
             rows.push((r.coordinates.clone(), Vec::new()));
         }
     }
     for (coords, figures) in &mut rows {
         for results in runs {
-            let same: Vec<&CellResult> = results
-                .iter()
-                .filter(|r| num::measured(r) && key(&r.coordinates) == key(coords))
-                .collect();
-            figures.push((!same.is_empty()).then(|| {
-                let n = same.len() as f64;
-                Figures {
-                    throughput: same.iter().map(|r| r.throughput).sum::<f64>() / n,
-                    p99_ms: same.iter().map(|r| r.latency_ms.p99).sum::<f64>() / n,
-                }
-            }));
+            figures.push(Figures::mean(&num::measured_repeats(results, coords)));
         }
     }
     rows

@@ -165,6 +165,15 @@ mod tests {
         );
         assert!(lines[2].contains(",Violated: errorRate 1.23% > 1%,GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's | HighErrorRate: 1.23% of requests failed (read 665),"));
         assert!(lines[4].contains(",Failed,ImagePullBackOff: spring:3.2 not found,"));
+        for r in fixtures::results() {
+            assert_eq!(
+                csv_record("demo", &r).len(),
+                CSV_COLUMNS.len(),
+                "record of cell {} repeat {} has a field per column",
+                r.cell,
+                r.repeat
+            );
+        }
     }
 
     #[test]

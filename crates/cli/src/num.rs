@@ -99,6 +99,37 @@ pub fn measured(r: &CellResult) -> bool {
     r.outcome != "Failed"
 }
 
+/// The measured repeats among `results` of the cell at `coords`.
+pub fn measured_repeats<'a>(
+    results: &'a [CellResult],
+    coords: &Coordinates,
+) -> Vec<&'a CellResult> {
+    results
+        .iter()
+        .filter(|r| measured(r) && r.coordinates == *coords)
+        .collect()
+}
+
+/// Mean throughput and p99 over the measured repeats of one cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Figures {
+    /// Mean requests per second.
+    pub throughput: f64,
+    /// Mean p99 latency in milliseconds.
+    pub p99_ms: f64,
+}
+
+impl Figures {
+    /// The means over `repeats` (see [`measured_repeats`]); `None` when there are none.
+    pub fn mean(repeats: &[&CellResult]) -> Option<Figures> {
+        let n = repeats.len() as f64;
+        (!repeats.is_empty()).then(|| Figures {
+            throughput: repeats.iter().map(|r| r.throughput).sum::<f64>() / n,
+            p99_ms: repeats.iter().map(|r| r.latency_ms.p99).sum::<f64>() / n,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

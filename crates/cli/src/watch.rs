@@ -2,8 +2,10 @@
 //!
 //! Pure: the clock is an argument.
 
-use benchrun_api::{expand, phase, BenchmarkRun};
+use benchrun_api::{expand, phase, BenchmarkRun, Coordinates};
 use jiff::Timestamp;
+
+use crate::num;
 
 /// Whether the run has reached a phase it never leaves.
 pub fn finished(run: &BenchmarkRun) -> bool {
@@ -37,23 +39,18 @@ pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
         let cells = expand(&run.spec);
         let cell = usize::try_from(cur.cell).ok().and_then(|i| cells.get(i));
         if let Some(c) = cell {
-            let target = run
-                .spec
-                .targets
-                .get(c.target)
-                .map_or("?", |t| t.name.as_str());
-            let scenario = run
-                .spec
-                .scenarios
-                .get(c.scenario)
-                .map_or("?", |s| s.name.as_str());
-            line.push_str(&format!(
-                " {target}/{scenario} cpu={} mem={} replicas={} c={}",
-                c.cpu, c.memory, c.replicas, c.connections
-            ));
-            if let Some(r) = c.rate {
-                line.push_str(&format!(" rate={r}/s"));
-            }
+            let name = |n: Option<&str>| n.unwrap_or("?").to_string();
+            let coords = Coordinates {
+                target: name(run.spec.targets.get(c.target).map(|t| t.name.as_str())),
+                scenario: name(run.spec.scenarios.get(c.scenario).map(|s| s.name.as_str())),
+                cpu: c.cpu.clone(),
+                memory: c.memory.clone(),
+                replicas: c.replicas,
+                connections: c.connections,
+                rate: c.rate,
+            };
+            line.push(' ');
+            line.push_str(&num::coordinates(&coords));
         }
         if run.spec.repeats > 1 {
             line.push_str(&format!(" repeat {}/{}", cur.repeat + 1, run.spec.repeats));

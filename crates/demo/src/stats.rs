@@ -19,7 +19,8 @@ pub const OVERFLOW_TAG: &str = "_overflow";
 /// Longest tag value kept as is; longer values count under [`OVERFLOW_TAG`].
 pub const MAX_TAG_LEN: usize = 253;
 
-/// The endpoints whose requests are counted, in the order `/stats` lists them.
+/// The endpoints whose requests are counted, indexed by `path_index` (`/stats` lists them
+/// sorted by name).
 pub const COUNTED_PATHS: [&str; 5] = ["/hello", "/compute", "/sleep", "/alloc", "other"];
 
 /// Counters of the requests served since start (excluding `/stats` and `/healthz`).
