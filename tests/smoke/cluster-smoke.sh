@@ -5,7 +5,11 @@
 #   2. a pod exceeding its memory limit is reported OOMKilled;
 #   3. a ClusterIP Service reaches an HTTP server pod from another pod (and the apiserver's
 #      ClusterIP 10.96.0.1 answers from a pod);
-#   4. the network-safety routes and FORWARD rule of hack/cluster.sh are present.
+#   4. the network-safety routes and FORWARD rule of hack/cluster.sh are present, and a pod
+#      cannot reach a test host beyond the bridge: the test makes that host itself (a network
+#      namespace behind a veth pair on 198.18.0.0/30, the benchmarking range) and checks that
+#      the host reaches it while a pod's attempt is dropped. No packet goes to any address
+#      outside this machine.
 # Uses the cluster of `hack/cluster.sh env`, or an existing KUBECONFIG (then check 4 is skipped
 # when the local cluster's bridge is absent). Everything runs in its own namespace, deleted at exit.
 # Prints one ok/FAIL line per check and "N passed, N failed" last; exits non-zero on failure.
@@ -37,6 +41,7 @@ cleanup() {
     done
   fi
   kubectl --request-timeout=15s delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  testhost_down
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -56,6 +61,31 @@ drop_pkts() {
   if [ "$(id -u)" = 0 ] && ip link show cni0 >/dev/null 2>&1; then
     iptables -w 5 -nvxL FORWARD 1 2>/dev/null | awk '$3 == "DROP" && $6 == "cni0" {print $1}'
   fi
+}
+# The egress test host: a network namespace of this test's own, reached through a veth pair (not
+# the cni0 bridge), serving HTTP on TESTHOST_IP:8080 and logging every request it gets.
+TESTHOST_NS=benchrun-smoke-th-$$ TESTHOST_IF=brsmk$$ TESTHOST_IP=198.18.0.2 TESTHOST_LOG=$(mktemp)
+testhost_up() {
+  [ "$(id -u)" = 0 ] && ip link show cni0 >/dev/null 2>&1 || return 1
+  ip netns add "$TESTHOST_NS" &&
+    ip link add "$TESTHOST_IF" type veth peer name eth0 netns "$TESTHOST_NS" &&
+    ip addr add 198.18.0.1/30 dev "$TESTHOST_IF" && ip link set "$TESTHOST_IF" up &&
+    ip -n "$TESTHOST_NS" addr add "$TESTHOST_IP/30" dev eth0 &&
+    ip -n "$TESTHOST_NS" link set eth0 up && ip -n "$TESTHOST_NS" link set lo up || return 1
+  mkdir -p "$TESTHOST_LOG.www" && echo testhost > "$TESTHOST_LOG.www/index.html"
+  ip netns exec "$TESTHOST_NS" timeout 300 python3 -m http.server --bind "$TESTHOST_IP" \
+    --directory "$TESTHOST_LOG.www" 8080 >"$TESTHOST_LOG" 2>&1 &
+  local i; for i in $(seq 50); do
+    curl -s --max-time 1 "http://$TESTHOST_IP:8080/" | grep -q testhost && return 0; sleep 0.2
+  done
+  return 1
+}
+testhost_down() {
+  [ -n "$(ip netns list 2>/dev/null | grep -w "$TESTHOST_NS")" ] || return 0
+  ip netns pids "$TESTHOST_NS" 2>/dev/null | xargs -r kill 2>/dev/null
+  ip netns del "$TESTHOST_NS" 2>/dev/null; ip link del "$TESTHOST_IF" 2>/dev/null
+  rm -rf "$TESTHOST_LOG" "$TESTHOST_LOG.www"
+  return 0
 }
 phase() { k get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
 is_phase() { [ "$(phase "$1")" = "$2" ]; }
@@ -122,9 +152,14 @@ fi
 if wait_until 60 is_phase web Running; then
   ip=$(k get service web -o 'jsonpath={.spec.clusterIP}')
   wait_until 30 bash -c "kubectl -n $NS get endpointslices -l kubernetes.io/service-name=web -o jsonpath='{.items[*].endpoints[*].addresses[*]}' | grep -q ." || true
+  testhost=""
+  if testhost_up; then testhost=$TESTHOST_IP; fi
   drop_before=$(drop_pkts)
   # Debian's busybox-static wget segfaults (even on the host), so speak HTTP/1.0 with nc.
-  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do out=\$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $ip 80); case \$out in *hello-benchrun*) echo GOT hello-benchrun; break;; esac; sleep 1; done; echo APISERVER; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.96.0.1 443 | head -1; echo EGRESS; if printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 1.1.1.1 80 >/dev/null 2>&1; then echo EGRESS-OPEN; else echo EGRESS-BLOCKED; fi"
+  # The egress probe goes only to this test's own test host (none when it could not be made).
+  egress="echo EGRESS-UNTESTED"
+  [ -n "$testhost" ] && egress="if printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 $testhost 8080 | grep -q testhost; then echo EGRESS-OPEN; else echo EGRESS-BLOCKED; fi"
+  pod client 200m 32Mi "for i in 1 2 3 4 5 6 7 8 9 10; do out=\$(printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $ip 80); case \$out in *hello-benchrun*) echo GOT hello-benchrun; break;; esac; sleep 1; done; echo APISERVER; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 10.96.0.1 443 | head -1; echo EGRESS; $egress"
   if wait_until 60 bash -c "p=\$(kubectl -n $NS get pod client -o jsonpath='{.status.phase}'); [ \"\$p\" = Succeeded ] || [ \"\$p\" = Failed ]"; then
     out=$(k logs client 2>&1)
     if grep -q 'GOT hello-benchrun' <<<"$out"; then ok "pod -> Service web ($ip:80) -> httpd pod: got 'hello-benchrun'"
@@ -132,13 +167,19 @@ if wait_until 60 is_phase web Running; then
     if grep -qi '400' <<<"$out"; then ok "pod -> apiserver ClusterIP 10.96.0.1:443 answers (plain HTTP -> 400 from the TLS port)"
     else fail "pod -> apiserver ClusterIP 10.96.0.1:443 (client log: $(tr '\n' ' ' <<<"$out"))"; fi
     drop_after=$(drop_pkts)
+    # requests the test host served to anyone but the host's own probe (198.18.0.1)
+    leaked=$(grep '"GET' "$TESTHOST_LOG" 2>/dev/null | grep -vc '^198\.18\.0\.1 ' || true)
+    leaked=${leaked:-0}
     if [ -z "$drop_before" ]; then
       skip "pod egress beyond the bridge is dropped (not the hack/cluster.sh cluster)"
-    elif grep -q EGRESS-BLOCKED <<<"$out" && [ "${drop_after:-0}" -gt "$drop_before" ]; then
-      ok "pod -> 1.1.1.1:80 blocked by the FORWARD DROP rule (its packet counter rose by $((drop_after - drop_before)))"
+    elif [ -z "$testhost" ]; then
+      fail "egress test host in network namespace $TESTHOST_NS could not be made (log: $(head -c 300 "$TESTHOST_LOG" 2>/dev/null))"
+    elif grep -q EGRESS-BLOCKED <<<"$out" && [ "${drop_after:-0}" -gt "$drop_before" ] && [ "$leaked" -eq 0 ]; then
+      ok "pod -> test host $testhost:8080 (netns $TESTHOST_NS, which the host reaches) dropped by the FORWARD DROP rule (its packet counter rose by $((drop_after - drop_before)); the test host served the pod nothing)"
     else
-      fail "pod egress beyond the bridge blocked (client: $(grep EGRESS- <<<"$out"), DROP counter $drop_before -> $drop_after)"
+      fail "pod egress beyond the bridge blocked (client: $(grep EGRESS- <<<"$out"), DROP counter $drop_before -> $drop_after, requests served to others than the host: $leaked)"
     fi
+    testhost_down
   else
     fail "client pod did not finish within 60s"
   fi
