@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use benchrun_api::{validate, BenchmarkRun, ValidatedRun};
+use benchrun_api::{validate, BenchmarkRun, BenchmarkRunStatus, ValidatedRun};
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -23,10 +23,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::builders::{self, LoadSettings, Owner};
-use crate::error::{Error, Result};
+use crate::error::{self, Class, Error, Result};
 use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
-use crate::plan::{self, Action, Decision};
+use crate::plan::{self, Action, Decision, Note};
 use crate::slots::{self, Slots};
 use crate::telemetry::Metrics;
 
@@ -128,8 +128,23 @@ async fn reconcile(run: Arc<BenchmarkRun>, ctx: Arc<Context>) -> Result<Requeue>
     let started = Instant::now();
     let result = reconcile_inner(&run, &ctx).await;
     ctx.metrics.reconciled(started.elapsed());
-    if result.is_ok() {
-        lock(&ctx.failures).remove(&slots::key(&run));
+    let key = slots::key(&run);
+    match &result {
+        Ok(_) => {
+            lock(&ctx.failures).remove(&key);
+        }
+        Err(e) => {
+            // error_policy counts this failure after us.
+            let n = lock(&ctx.failures).get(&key).copied().unwrap_or(0) + 1;
+            if error::announce(n) {
+                let note = Note {
+                    warning: true,
+                    reason: "RetryingAfterError",
+                    message: format!("{e}; retrying with backoff (failure {n} in a row)"),
+                };
+                publish(&ctx, &run, std::slice::from_ref(&note)).await;
+            }
+        }
     }
     result
 }
@@ -141,27 +156,48 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
     let owner = Owner::of(run).ok_or(Error::MissingField("namespace or uid"))?;
     let status = run.status.clone().unwrap_or_default();
     let now = Timestamp::now();
-    let (decision, validated) = match validate(&run.spec) {
-        Err(errors) => (
-            plan::plan_invalid(&status, &errors, run.metadata.generation, now),
-            None,
-        ),
-        Ok(v) => {
-            let observed = observe(ctx, run, &owner, &v, &status, now).await?;
-            (plan::plan(&v, &status, &observed, now), Some(v))
+    let v = match validate(&run.spec) {
+        Err(errors) => {
+            let decision = plan::plan_invalid(&status, &errors, run.metadata.generation, now);
+            return conclude(ctx, run, &owner, &status, decision).await;
         }
+        Ok(v) => v,
     };
-    let deleted = apply(ctx, &owner, validated.as_ref(), &decision.actions).await?;
-    if deleted {
-        return Ok(Requeue::await_change());
+    let mut observed = observe(ctx, run, &owner, &v, &status, now).await?;
+    observed.retrying = lock(&ctx.failures).contains_key(&slots::key(run));
+    let mut decision = plan::plan(&v, &status, &observed, now);
+    match apply(ctx, &owner, &v, &decision.actions).await? {
+        Applied::All => {}
+        Applied::RunDeleted => return Ok(Requeue::await_change()),
+        Applied::Refused(refusal, _) => {
+            tracing::warn!(run = %owner.name, child = %refusal.child, message = %refusal.message, "apply refused");
+            decision = plan::plan_refused(&v, &status, &observed, &refusal, now);
+            match apply(ctx, &owner, &v, &decision.actions).await? {
+                Applied::All => {}
+                Applied::RunDeleted => return Ok(Requeue::await_change()),
+                // The follow-up only deletes, so this does not happen; retry if it does.
+                Applied::Refused(_, e) => return Err(e),
+            }
+        }
     }
-    if decision.status != status {
-        patch_status(ctx, &owner, &decision).await?;
+    conclude(ctx, run, &owner, &status, decision).await
+}
+
+/// Patches the status when it changed, counts new results and records the decision's events.
+async fn conclude(
+    ctx: &Context,
+    run: &BenchmarkRun,
+    owner: &Owner,
+    status: &BenchmarkRunStatus,
+    decision: Decision,
+) -> Result<Requeue> {
+    if decision.status != *status {
+        patch_status(ctx, owner, &decision).await?;
         for r in decision.status.results.iter().skip(status.results.len()) {
             ctx.metrics.measured(&r.outcome);
         }
     }
-    publish(ctx, run, &decision).await;
+    publish(ctx, run, &decision.notes).await;
     Ok(match decision.requeue {
         Some(d) => Requeue::requeue(d),
         None => Requeue::await_change(),
@@ -169,6 +205,7 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
 }
 
 /// Transient errors retry with a per-run exponential backoff (5 s doubling, at most 5 min).
+/// Refused applies never get here: the reconcile fails their cell instead (see [`error`]).
 fn error_policy(run: Arc<BenchmarkRun>, error: &Error, ctx: Arc<Context>) -> Requeue {
     ctx.metrics.failed(error.metric_label());
     let mut failures = lock(&ctx.failures);
@@ -213,128 +250,175 @@ where
     }
 }
 
-/// Carries out the planner's actions in order. Returns true when the run itself was deleted.
+/// How far [`apply`] got.
+enum Applied {
+    /// Every action was carried out.
+    All,
+    /// The run itself was deleted.
+    RunDeleted,
+    /// The apiserver refused a child (the remaining actions were not attempted).
+    Refused(plan::Refusal, Error),
+}
+
+/// Carries out the planner's actions in order. A refused apply of a child stops there and is
+/// returned for the planner to decide on; any other failure is an error (retried).
 async fn apply(
     ctx: &Context,
     owner: &Owner,
-    v: Option<&ValidatedRun>,
+    v: &ValidatedRun,
     actions: &[Action],
-) -> Result<bool> {
-    let ns = &owner.namespace;
-    let c = &ctx.client;
-    let Some(v) = v else { return Ok(false) };
+) -> Result<Applied> {
     for action in actions {
         tracing::info!(run = %owner.name, ?action, "apply");
-        match action {
-            Action::ApplyTarget { cell } => {
-                let cell = &v.cells[*cell];
-                let d = builders::build_target_deployment(
-                    owner,
-                    v,
-                    cell,
-                    &ctx.config.image_pull_policy,
-                );
-                ssa(
-                    &Api::<Deployment>::namespaced(c.clone(), ns),
-                    &d,
-                    "Deployment",
-                )
-                .await?;
-                let s = builders::build_target_service(owner, v, cell);
-                ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
-            }
-            Action::DeleteTargets { except } => {
-                let sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
-                let keep = |labels: &std::collections::BTreeMap<String, String>| {
-                    except.is_some() && labels.get(label::CONFIG) == except.as_ref()
-                };
-                let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
-                for d in deployments
-                    .list(&kube::api::ListParams::default().labels(&sel))
-                    .await
-                    .map_err(|source| Error::ObserveFailed {
-                        what: "Deployment list".into(),
-                        source,
-                    })?
-                {
-                    if !keep(d.labels()) {
-                        // Foreground: the Deployment stays until its pods are gone, so the next
-                        // configuration is not measured beside them.
-                        delete(
-                            &deployments,
-                            &d.name_any(),
-                            &DeleteParams::foreground(),
-                            "Deployment",
-                        )
-                        .await?;
-                    }
+        match apply_one(ctx, owner, v, action).await {
+            Ok(true) => return Ok(Applied::RunDeleted),
+            Ok(false) => {}
+            Err(e) => {
+                return match refusal(action, &e) {
+                    Some(r) => Ok(Applied::Refused(r, e)),
+                    None => Err(e),
                 }
-                let services = Api::<Service>::namespaced(c.clone(), ns);
-                for s in services
-                    .list(&kube::api::ListParams::default().labels(&sel))
-                    .await
-                    .map_err(|source| Error::ObserveFailed {
-                        what: "Service list".into(),
-                        source,
-                    })?
-                {
-                    if !keep(s.labels()) {
-                        delete(
-                            &services,
-                            &s.name_any(),
-                            &DeleteParams::default(),
-                            "Service",
-                        )
-                        .await?;
-                    }
-                }
-            }
-            Action::CreateJob {
-                cell,
-                repeat,
-                cluster_ip,
-                restarts_baseline,
-            } => {
-                let job = builders::build_load_job(
-                    owner,
-                    v,
-                    &v.cells[*cell],
-                    *repeat,
-                    cluster_ip,
-                    *restarts_baseline,
-                    &ctx.config.load,
-                );
-                ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
-            }
-            Action::DeleteJobs(jobs) => {
-                let api = Api::<Job>::namespaced(c.clone(), ns);
-                for j in jobs {
-                    delete(&api, j, &DeleteParams::background(), "Job").await?;
-                }
-            }
-            Action::StoreDetail { cell, repeat, json } => {
-                let cm = builders::build_detail_configmap(owner, *cell, *repeat, json.clone());
-                ssa(
-                    &Api::<ConfigMap>::namespaced(c.clone(), ns),
-                    &cm,
-                    "ConfigMap",
-                )
-                .await?;
-            }
-            Action::DeleteRun => {
-                let api = Api::<BenchmarkRun>::namespaced(c.clone(), ns);
-                delete(
-                    &api,
-                    &owner.name,
-                    &DeleteParams::background(),
-                    "BenchmarkRun",
-                )
-                .await?;
-                return Ok(true);
             }
         }
     }
+    Ok(Applied::All)
+}
+
+/// The refusal in `e`, when it is an apply the apiserver refused (see [`error::classify`]).
+fn refusal(action: &Action, e: &Error) -> Option<plan::Refusal> {
+    let Error::ApplyFailed { kind, name, source } = e else {
+        return None;
+    };
+    match error::classify(source) {
+        Class::Refused(code, message) => Some(plan::Refusal {
+            action: action.clone(),
+            child: format!("{kind} {name}"),
+            code,
+            message,
+        }),
+        Class::Transient => None,
+    }
+}
+
+/// Carries out one action. Returns true when the run itself was deleted.
+async fn apply_one(
+    ctx: &Context,
+    owner: &Owner,
+    v: &ValidatedRun,
+    action: &Action,
+) -> Result<bool> {
+    let ns = &owner.namespace;
+    let c = &ctx.client;
+    match action {
+        Action::ApplyTarget { cell } => {
+            let cell = &v.cells[*cell];
+            let d =
+                builders::build_target_deployment(owner, v, cell, &ctx.config.image_pull_policy);
+            ssa(
+                &Api::<Deployment>::namespaced(c.clone(), ns),
+                &d,
+                "Deployment",
+            )
+            .await?;
+            let s = builders::build_target_service(owner, v, cell);
+            ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
+        }
+        Action::DeleteTargets { except } => delete_targets(c, owner, except.as_ref()).await?,
+        Action::CreateJob {
+            cell,
+            repeat,
+            cluster_ip,
+            restarts_baseline,
+        } => {
+            let job = builders::build_load_job(
+                owner,
+                v,
+                &v.cells[*cell],
+                *repeat,
+                cluster_ip,
+                *restarts_baseline,
+                &ctx.config.load,
+            );
+            ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
+        }
+        Action::DeleteJobs(jobs) => {
+            let api = Api::<Job>::namespaced(c.clone(), ns);
+            for j in jobs {
+                delete(&api, j, &DeleteParams::background(), "Job").await?;
+            }
+        }
+        Action::StoreDetail { cell, repeat, json } => {
+            let cm = builders::build_detail_configmap(owner, *cell, *repeat, json.clone());
+            ssa(
+                &Api::<ConfigMap>::namespaced(c.clone(), ns),
+                &cm,
+                "ConfigMap",
+            )
+            .await?;
+        }
+        Action::DeleteRun => {
+            let api = Api::<BenchmarkRun>::namespaced(c.clone(), ns);
+            delete(
+                &api,
+                &owner.name,
+                &DeleteParams::background(),
+                "BenchmarkRun",
+            )
+            .await?;
+            return Ok(true);
+        }
+    }
     Ok(false)
+}
+
+/// Deletes this run's target Deployments and Services, except configuration `except`.
+async fn delete_targets(c: &Client, owner: &Owner, except: Option<&String>) -> Result<()> {
+    let ns = &owner.namespace;
+    let sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
+    let keep = |labels: &std::collections::BTreeMap<String, String>| {
+        except.is_some() && labels.get(label::CONFIG) == except
+    };
+    let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+    for d in deployments
+        .list(&kube::api::ListParams::default().labels(&sel))
+        .await
+        .map_err(|source| Error::ObserveFailed {
+            what: "Deployment list".into(),
+            source,
+        })?
+    {
+        if !keep(d.labels()) {
+            // Foreground: the Deployment stays until its pods are gone, so the next
+            // configuration is not measured beside them.
+            delete(
+                &deployments,
+                &d.name_any(),
+                &DeleteParams::foreground(),
+                "Deployment",
+            )
+            .await?;
+        }
+    }
+    let services = Api::<Service>::namespaced(c.clone(), ns);
+    for s in services
+        .list(&kube::api::ListParams::default().labels(&sel))
+        .await
+        .map_err(|source| Error::ObserveFailed {
+            what: "Service list".into(),
+            source,
+        })?
+    {
+        if !keep(s.labels()) {
+            delete(
+                &services,
+                &s.name_any(),
+                &DeleteParams::default(),
+                "Service",
+            )
+            .await?;
+        }
+    }
+    Ok(())
 }
 
 async fn patch_status(ctx: &Context, owner: &Owner, d: &Decision) -> Result<()> {
@@ -358,9 +442,9 @@ async fn patch_status(ctx: &Context, owner: &Owner, d: &Decision) -> Result<()> 
 }
 
 /// Events are best effort: a failure to record one is logged, not retried.
-async fn publish(ctx: &Context, run: &BenchmarkRun, d: &Decision) {
+async fn publish(ctx: &Context, run: &BenchmarkRun, notes: &[Note]) {
     let reference = run.object_ref(&());
-    for n in &d.notes {
+    for n in notes {
         let ev = Event {
             type_: if n.warning {
                 EventType::Warning

@@ -4,9 +4,16 @@
 //! for a change. Neither are a failed Prometheus query or an unreadable load-pod log: they are
 //! observed facts (`Observed::usage`, `JobObserved::Succeeded`) that the planner records on the
 //! measurement (`MetricsUnavailable`, a failed measurement). This enum holds the API-server
-//! failures of a reconcile, which are usually transient, and a run missing its namespace or
-//! uid, which is not. Every variant is retried alike, with a per-run backoff from 5 s doubling
-//! up to 5 min, by `controller::error_policy`.
+//! failures of a reconcile and a run missing its namespace or uid. [`classify`] sorts an API
+//! failure into one of two classes:
+//!
+//! - [`Class::Refused`]: the apiserver answered 4xx other than 408, 409 and 429 (invalid
+//!   object, forbidden, not found, too large). Retrying the same request cannot succeed, so a
+//!   refused apply of a child fails its cell (`plan::plan_refused`) instead of being retried.
+//! - [`Class::Transient`]: 5xx, 408, 409 (conflict), 429 (throttled), timeouts and transport
+//!   errors. The reconcile is retried with a per-run backoff from 5 s doubling up to 5 min by
+//!   `controller::error_policy`, and reported as a Warning event on the first failure and then
+//!   every [`ANNOUNCE_EVERY`]th ([`announce`]).
 
 /// Errors of the reconcile loop.
 #[derive(Debug, thiserror::Error)]
@@ -69,5 +76,87 @@ impl Error {
             Error::StatusFailed { .. } => "status",
             Error::MissingField(_) => "missing_field",
         }
+    }
+}
+
+/// How a failed API call is handled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// The apiserver refused the request itself: the same request cannot succeed later. Holds
+    /// the apiserver's code and message.
+    Refused(u16, String),
+    /// The request may succeed when retried.
+    Transient,
+}
+
+/// Sorts a failed API call into [`Class::Refused`] or [`Class::Transient`] (see the module
+/// doc). Pure.
+pub fn classify(e: &kube::Error) -> Class {
+    match e {
+        kube::Error::Api(s)
+            if (400..500).contains(&s.code) && ![408, 409, 429].contains(&s.code) =>
+        {
+            let message = if s.message.is_empty() {
+                s.reason.clone()
+            } else {
+                s.message.clone()
+            };
+            Class::Refused(s.code, message)
+        }
+        _ => Class::Transient,
+    }
+}
+
+/// A transient failure is reported on its first occurrence and then every this many.
+pub const ANNOUNCE_EVERY: u32 = 5;
+
+/// Whether the `n`th consecutive failure of a run (from 1) is reported as a Warning event: the
+/// first, then every [`ANNOUNCE_EVERY`]th, so a long outage does not flood the run's events.
+pub fn announce(n: u32) -> bool {
+    n == 1 || (n > 0 && n % ANNOUNCE_EVERY == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn invalid_forbidden_and_missing_are_refused_with_the_apiservers_message() {
+        let msg = r#"Service "1st-run-web" is invalid: metadata.name: Invalid value"#;
+        assert_eq!(
+            classify(&api(422, "Invalid", msg)),
+            Class::Refused(422, msg.into())
+        );
+        for code in [400, 403, 404, 413] {
+            assert!(matches!(classify(&api(code, "X", "m")), Class::Refused(c, _) if c == code));
+        }
+        assert_eq!(
+            classify(&api(400, "BadRequest", "")),
+            Class::Refused(400, "BadRequest".into())
+        );
+    }
+
+    #[test]
+    fn conflicts_throttling_timeouts_and_server_errors_are_transient() {
+        for code in [408, 409, 429, 500, 503, 504] {
+            assert_eq!(classify(&api(code, "X", "m")), Class::Transient, "{code}");
+        }
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert_eq!(classify(&kube::Error::ReadEvents(io)), Class::Transient);
+    }
+
+    #[test]
+    fn transient_failures_are_announced_first_and_then_every_fifth() {
+        let announced: Vec<u32> = (1..=16).filter(|n| announce(*n)).collect();
+        assert_eq!(announced, vec![1, 5, 10, 15]);
+        assert!(!announce(0));
     }
 }

@@ -3,12 +3,25 @@
 //! A name is a function of the run and the measurement only, so that a restarted operator finds
 //! the children it created before and a re-applied child lands on the same object.
 //!
-//! A run name of up to 30 characters is used whole in child names. A longer one becomes its
-//! first 25 characters and 4 hex digits of a hash of the whole name (e.g.
-//! `nightly-regression-spring-3f2a`), so two runs that share a long prefix still get distinct
-//! Deployments, Services, Jobs and detail ConfigMaps; every generated name stays within 63
-//! characters. The `benchrun.dev/run` label holds the run name when it fits a label value (63
-//! characters), else the same short form ([`run_label`]).
+//! Every child name is a DNS-1035 label (`[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters):
+//! the strictest rule of the kinds it names (Service), so it is also a valid Deployment, Job
+//! and ConfigMap name and a valid `job-name` label value. The run name is a DNS-1123 subdomain
+//! (up to 253 characters, may start with a digit, may contain dots), so it is written in child
+//! names by [`short_run`]:
+//!
+//! - a DNS-1035 label of up to 30 characters is used whole (`demo` → `demo-web-92b5937a`);
+//! - a longer name whose first 25 characters form a DNS-1035 label keeps them and appends 4 hex
+//!   digits of a hash of the whole name (`nightly-regression-spring-3f2a`), so two runs that
+//!   share a long prefix still get distinct children;
+//! - any other name (leading digit, dots) is rewritten: characters other than `a-z`, `0-9` and
+//!   `-` become `-`, `r-` is put in front of a leading digit, the result is cut to 25
+//!   characters and the hash appended (`1st-run` → `r-1st-run-xxxx`, `run.v2` →
+//!   `run-v2-xxxx`). The hash keeps `run.v2` and a run named `run-v2` apart.
+//!
+//! Names that were valid before stay unchanged, so children of running runs are not orphaned.
+//! Target names are DNS labels of at most 20 characters by validation; anything else is
+//! rewritten the same way ([`short_target`]). The `benchrun.dev/run` label holds the run name
+//! when it fits a label value (63 characters), else the short form ([`run_label`]).
 
 use std::collections::BTreeMap;
 
@@ -67,10 +80,14 @@ fn fnv1a(parts: &[&str]) -> u32 {
 
 /// Longest run name used whole in child names.
 const RUN_WHOLE_MAX: usize = 30;
-/// Characters kept of a longer run name, before its hash.
-const RUN_PREFIX: usize = 25;
+/// Longest target name used whole in child names (validation allows no longer one).
+const TARGET_WHOLE_MAX: usize = 20;
+/// Length of the hash suffix `-xxxx` of a shortened or rewritten name.
+const HASH_SUFFIX: usize = 5;
 /// Longest label value.
 const LABEL_VALUE_MAX: usize = 63;
+/// Longest DNS label.
+const DNS_LABEL_MAX: usize = 63;
 
 /// The first `n` bytes of `s`, or fewer to end on a character boundary.
 fn prefix(s: &str, n: usize) -> &str {
@@ -81,28 +98,86 @@ fn prefix(s: &str, n: usize) -> &str {
     &s[..end]
 }
 
-/// The run as child names write it: whole up to 30 characters, else its first 25 characters
-/// and 4 hex digits of a hash of the whole name (at most 30 characters either way). Never
-/// ends with `-` or `.`.
-fn short_run(run: &str) -> String {
-    let trim = |s: &str| s.trim_end_matches(['-', '.']).to_string();
-    if run.len() <= RUN_WHOLE_MAX {
-        return trim(run);
+/// Whether `s` is a DNS-1035 label (`[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters): the
+/// rule of Service names, and the strictest rule any child name must meet.
+pub fn is_dns1035_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= DNS_LABEL_MAX
+        && b[0].is_ascii_lowercase()
+        && b[b.len() - 1] != b'-'
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+/// `name` as child names write it, at most `whole_max` characters and a DNS-1035 label (see
+/// the module doc for the three cases).
+fn dns_part(name: &str, whole_max: usize) -> String {
+    if name.len() <= whole_max && is_dns1035_label(name) {
+        return name.to_string();
     }
-    format!(
-        "{}-{:04x}",
-        trim(prefix(run, RUN_PREFIX)),
-        fnv1a(&[run]) & 0xffff
-    )
+    let hash = fnv1a(&[name]) & 0xffff;
+    let keep = whole_max - HASH_SUFFIX;
+    let head = prefix(name, keep).trim_end_matches(['-', '.']);
+    if is_dns1035_label(head) {
+        return format!("{head}-{hash:04x}");
+    }
+    let mut clean: String = name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    if !clean.starts_with(|c: char| c.is_ascii_lowercase()) {
+        clean.insert_str(0, "r-");
+    }
+    let head = prefix(&clean, keep).trim_end_matches('-');
+    format!("{head}-{hash:04x}")
+}
+
+/// The run as child names write it: a DNS-1035 label of at most 30 characters (see the
+/// module doc).
+pub fn short_run(run: &str) -> String {
+    dns_part(run, RUN_WHOLE_MAX)
+}
+
+/// The target as child names write it: the target name itself (a DNS label of at most 20
+/// characters, by validation), else a rewritten form of at most 20 characters.
+pub fn short_target(target: &str) -> String {
+    dns_part(target, TARGET_WHOLE_MAX)
+}
+
+/// Whether `s` is a label value: at most 63 characters, empty or alphanumeric at both ends
+/// with `-`, `_` and `.` between.
+pub fn is_label_value(s: &str) -> bool {
+    let b = s.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_alphanumeric();
+    b.len() <= LABEL_VALUE_MAX
+        && (b.is_empty()
+            || (alnum(&b[0])
+                && alnum(&b[b.len() - 1])
+                && b.iter()
+                    .all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))))
 }
 
 /// Value of the `benchrun.dev/run` label: the run name when it fits a label value (63
 /// characters), else its short form (see the module doc).
 pub fn run_label(run: &str) -> String {
-    if run.len() <= LABEL_VALUE_MAX {
+    if is_label_value(run) {
         run.to_string()
     } else {
         short_run(run)
+    }
+}
+
+/// Value of the `benchrun.dev/target` label: the target name when it is a label value, else
+/// its short form.
+fn target_label(target: &str) -> String {
+    if is_label_value(target) {
+        target.to_string()
+    } else {
+        short_target(target)
     }
 }
 
@@ -118,7 +193,7 @@ pub fn config_hash(target: &str, cell: &Cell) -> String {
 
 /// Name of the target Deployment and Service of a configuration.
 pub fn target_name(run: &str, target: &str, config: &str) -> String {
-    format!("{}-{target}-{config}", short_run(run))
+    format!("{}-{}-{config}", short_run(run), short_target(target))
 }
 
 /// Name of the load Job of one measurement.
@@ -145,7 +220,7 @@ pub fn common_labels(run: &str, role: &str) -> BTreeMap<String, String> {
 /// Labels of a target configuration's Deployment, Service and pods.
 pub fn target_labels(run: &str, target: &str, config: &str) -> BTreeMap<String, String> {
     let mut l = common_labels(run, role::TARGET);
-    l.insert(label::TARGET.into(), target.into());
+    l.insert(label::TARGET.into(), target_label(target));
     l.insert(label::CONFIG.into(), config.into());
     l
 }
@@ -172,8 +247,42 @@ pub fn selector(labels: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
+/// Checkers of the apiserver's name rules, for tests of every builder.
 #[cfg(test)]
-mod tests {
+pub(crate) mod checks {
+    /// DNS-1035 label (Service names).
+    pub use super::is_dns1035_label;
+    /// Label value.
+    pub use super::is_label_value;
+
+    /// One dot-separated part of a DNS-1123 subdomain: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
+    fn is_subdomain_part(s: &str) -> bool {
+        let b = s.as_bytes();
+        let edge = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !b.is_empty()
+            && edge(&b[0])
+            && edge(&b[b.len() - 1])
+            && b.iter().all(|c| edge(c) || *c == b'-')
+    }
+
+    /// DNS-1123 subdomain (Deployment, Job, ConfigMap names), as the apiserver checks it:
+    /// dot-separated parts, at most 253 characters in all.
+    pub fn is_dns1123_subdomain(s: &str) -> bool {
+        s.len() <= 253 && s.split('.').all(is_subdomain_part)
+    }
+
+    /// Label key: an optional DNS-1123 subdomain prefix and `/`, then a name of at most 63
+    /// characters, alphanumeric at both ends.
+    pub fn is_label_key(k: &str) -> bool {
+        let (prefix, name) = k.rsplit_once('/').unwrap_or(("", k));
+        (prefix.is_empty() || is_dns1123_subdomain(prefix))
+            && !name.is_empty()
+            && is_label_value(name)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
     use super::*;
 
     fn cell(cpu: &str, replicas: i32, connections: i32) -> Cell {
@@ -187,6 +296,69 @@ mod tests {
             connections,
             rate: None,
         }
+    }
+
+    /// Legal run names that are not DNS-1035 labels, and long and mixed ones.
+    pub(crate) const NASTY_RUNS: &[&str] = &[
+        "1st-run",
+        "run.v2",
+        "0",
+        "9.9.9",
+        "a.b.c.d",
+        "r-1st-run",
+        "x.-y",
+        "abcdefghijklmnopqrstuvwxy.z",
+        "1234567890123456789012345678901234567890",
+        "a-------------------------------------b",
+        "Mixed.Case_run",
+        "",
+    ];
+
+    fn long_nasty_runs() -> Vec<String> {
+        vec![
+            "a".repeat(253),
+            "1".repeat(253),
+            format!("{}.{}", "a".repeat(126), "b".repeat(126)),
+            format!("{}.x", "a".repeat(24)),
+            format!("7{}", ".a".repeat(126)),
+        ]
+    }
+
+    #[test]
+    fn child_names_are_dns1035_labels_for_every_legal_run_name() {
+        let mut runs: Vec<String> = NASTY_RUNS.iter().map(|s| s.to_string()).collect();
+        runs.extend(long_nasty_runs());
+        for run in &runs {
+            for target in ["web", "t2345678901234567890", "1bad.target", ""] {
+                let n = target_name(run, target, "0123abcd");
+                assert!(is_dns1035_label(&n), "run {run:?} target {target:?}: {n}");
+            }
+            for n in [job_name(run, 199, 9), detail_name(run, 199, 9)] {
+                assert!(is_dns1035_label(&n), "run {run:?}: {n}");
+            }
+            assert!(checks::is_label_value(&run_label(run)), "run {run:?}");
+        }
+    }
+
+    #[test]
+    fn rewritten_run_names_read_like_the_run_and_stay_distinct() {
+        let v2 = short_run("run.v2");
+        assert!(v2.starts_with("run-v2-") && v2.len() == 11, "{v2}");
+        assert_ne!(v2, short_run("run-v2"));
+        assert_eq!(short_run("run-v2"), "run-v2");
+        let first = short_run("1st-run");
+        assert!(first.starts_with("r-1st-run-"), "{first}");
+        assert_ne!(short_run("a.b"), short_run("a-b"));
+        assert_ne!(short_run("1a"), short_run("r-1a"));
+        // Literals: a change would orphan the children of running runs.
+        assert_eq!(
+            target_name("run.v2", "web", "0123abcd"),
+            "run-v2-4fbc-web-0123abcd"
+        );
+        assert_eq!(job_name("1st-run", 0, 0), "r-1st-run-73e9-c0-r0-0c19");
+        // The label keeps the run name itself: it is a valid label value.
+        assert_eq!(run_label("run.v2"), "run.v2");
+        assert_eq!(run_label("1st-run"), "1st-run");
     }
 
     #[test]

@@ -79,6 +79,8 @@ pub struct Observed {
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window (queried only once the window is scraped).
     pub usage: Option<UsageObserved>,
+    /// The previous reconcile of this run failed and is being retried (a transient error).
+    pub retrying: bool,
 }
 
 impl Default for Observed {
@@ -96,6 +98,7 @@ impl Default for Observed {
             load_nodes: Vec::new(),
             detail: None,
             usage: None,
+            retrying: false,
         }
     }
 }

@@ -90,6 +90,20 @@ pub struct Decision {
     pub requeue: Option<Duration>,
 }
 
+/// A child the apiserver refused to store (see [`crate::error::Class::Refused`]): waiting
+/// cannot make it acceptable, so the cell that needs it fails.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// The planner's action whose apply was refused.
+    pub action: Action,
+    /// `Kind name` of the refused child.
+    pub child: String,
+    /// The apiserver's HTTP code.
+    pub code: u16,
+    /// The apiserver's message, e.g. `Deployment.apps "x" is invalid: spec.template.spec...`.
+    pub message: String,
+}
+
 /// The measurement the run is on: the current one, or else the first without a result.
 pub fn focus(run: &ValidatedRun, status: &BenchmarkRunStatus) -> Option<(usize, usize)> {
     if let Some(c) = &status.current {
@@ -235,6 +249,60 @@ pub fn plan(
     }
 }
 
+/// The decision after the apiserver refused a child of `status` (the status the refused
+/// decision started from): a refused target Deployment or Service fails every pending
+/// measurement of its target configuration, a refused load Job or detail ConfigMap fails its
+/// measurement; either way with the apiserver's message, a Warning event `ApplyRefused` and
+/// condition `ChildrenApplied=False`. The run then moves on, so it never holds the measuring
+/// slot waiting for an apply that cannot succeed.
+pub fn plan_refused(
+    run: &ValidatedRun,
+    status: &BenchmarkRunStatus,
+    observed: &Observed,
+    refusal: &Refusal,
+    now: Timestamp,
+) -> Decision {
+    let mut p = Planner {
+        run,
+        obs: observed,
+        now,
+        status: status.clone(),
+        actions: Vec::new(),
+        notes: Vec::new(),
+        requeue: None,
+    };
+    p.status.observed_generation = observed.generation;
+    let reason = format!(
+        "the apiserver refused {} ({}): {}",
+        refusal.child, refusal.code, refusal.message
+    );
+    p.note(true, "ApplyRefused", reason.clone());
+    p.condition(
+        condition::CHILDREN_APPLIED,
+        false,
+        "ApplyRefused",
+        reason.clone(),
+    );
+    match &refusal.action {
+        Action::ApplyTarget { cell } if *cell < run.cells.len() => {
+            p.fail_configuration(*cell, reason)
+        }
+        Action::CreateJob { cell, repeat, .. } | Action::StoreDetail { cell, repeat, .. }
+            if *cell < run.cells.len() && *repeat < run.repeats =>
+        {
+            p.fail_measurement(*cell, *repeat, reason)
+        }
+        // Deletions and the run itself are never refused this way; retrying is all there is.
+        _ => p.after(Duration::from_secs(5)),
+    }
+    Decision {
+        actions: p.actions,
+        status: p.status,
+        notes: p.notes,
+        requeue: p.requeue,
+    }
+}
+
 struct Planner<'a> {
     run: &'a ValidatedRun,
     obs: &'a Observed,
@@ -287,3 +355,7 @@ mod steps;
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 pub(crate) mod tests;
+
+#[cfg(test)]
+#[path = "plan_fault_tests.rs"]
+mod fault_tests;

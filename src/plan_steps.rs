@@ -13,6 +13,10 @@ use super::{
 };
 use crate::names;
 use crate::observed::{JobObserved, Slot};
+
+/// How far past a stage's own limit a measurement may go without progress (see
+/// [`Planner::stage_limit`]).
+const STALL_GRACE: Duration = Duration::from_secs(60);
 use crate::results::{self, PodFacts};
 
 impl Planner<'_> {
@@ -131,6 +135,19 @@ impl Planner<'_> {
             self.advance();
             return;
         }
+        let (limit, stalled) = self.stage_limit(&cur.stage);
+        if self.obs.retrying && self.elapsed(&cur.since) > limit {
+            // Reconciles keep failing (an apply or a read) before the stage's own check can end
+            // it: give up the measurement rather than hold the measuring slot. Only while
+            // retrying, so a restarted operator still collects what finished while it was away.
+            let reason = format!(
+                "no progress in stage {} for {} ({stalled}); see the run's Warning events",
+                cur.stage,
+                benchrun_api::units::format_duration(limit)
+            );
+            self.fail_measurement(cell, repeat, reason);
+            return;
+        }
         match cur.stage.as_str() {
             stage::LOADING => self.loading(&cur, cell, repeat),
             stage::COLLECTING => self.collecting(cell, repeat),
@@ -138,10 +155,48 @@ impl Planner<'_> {
         }
     }
 
+    /// The longest a measurement may stay in `stage` before it fails for lack of progress,
+    /// and what was stuck. Past each stage's own limit (the ready timeout, the load Job's
+    /// deadline), so that limit reports first whenever a reconcile gets that far.
+    pub(super) fn stage_limit(&self, stage: &str) -> (Duration, &'static str) {
+        match stage {
+            stage::LOADING => (
+                self.run.expected_load_time() + self.run.load_grace + STALL_GRACE * 2,
+                "the load result could not be read or stored",
+            ),
+            stage::COLLECTING => (
+                SCRAPE_SETTLE + STALL_GRACE * 5,
+                "the result could not be collected",
+            ),
+            _ => (
+                self.run.ready_timeout + STALL_GRACE,
+                "the target or the load Job could not be applied",
+            ),
+        }
+    }
+
     pub(super) fn deploying(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
         let c = &self.run.cells[cell];
         let config = names::config_hash(&self.run.spec.targets[c.target].name, c);
-        if self.obs.target_configs.iter().any(|h| *h != config) {
+        let stale = self.obs.target_configs.iter().any(|h| *h != config);
+        let target = self.obs.target.clone().unwrap_or_default();
+        let up = !stale && target.ready && self.obs.service_ip.is_some();
+        // The timeout comes before any action: an apply that keeps failing must not stop it.
+        let waited = self.elapsed(&cur.since);
+        if !up && (target.fatal || waited >= self.run.ready_timeout) {
+            let problem = match (&target.problem, stale) {
+                (Some(p), _) => p.clone(),
+                (None, true) => "the previous configuration's pods were still being deleted".into(),
+                (None, false) => "the pods never became ready".into(),
+            };
+            let reason = format!(
+                "target not ready after {}: {problem}",
+                benchrun_api::units::format_duration(Duration::from_secs(waited.as_secs()))
+            );
+            self.fail_configuration(cell, reason);
+            return;
+        }
+        if stale {
             // The previous configuration's pods go first: they would compete for CPU.
             self.actions.push(Action::DeleteTargets {
                 except: Some(config),
@@ -150,7 +205,6 @@ impl Planner<'_> {
             return;
         }
         self.actions.push(Action::ApplyTarget { cell });
-        let target = self.obs.target.clone().unwrap_or_default();
         // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
         // the first window of a configuration has too few CPU samples for a rate.
         let settled = target
@@ -182,18 +236,6 @@ impl Planner<'_> {
                 ..cur.clone()
             });
             self.after(Duration::from_secs(5));
-            return;
-        }
-        let waited = self.elapsed(&cur.since);
-        if target.fatal || waited >= self.run.ready_timeout {
-            let problem = target
-                .problem
-                .unwrap_or_else(|| "the pods never became ready".into());
-            let reason = format!(
-                "target not ready after {}: {problem}",
-                benchrun_api::units::format_duration(Duration::from_secs(waited.as_secs()))
-            );
-            self.fail_configuration(cell, reason);
             return;
         }
         self.after(Duration::from_secs(2));

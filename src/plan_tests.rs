@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 const T0: i64 = 1_764_511_200_000;
 
 /// One target, two CPU limits, two connection counts, two repeats: 4 cells, 8 measurements.
-const SPEC: &str = r#"
+pub(crate) const SPEC: &str = r#"
 targets: [{name: web, image: example/web:1, readinessPath: /healthz}]
 scenarios: [{name: hello, path: /hello}]
 resources: {cpu: "500m", memory: 128Mi}
@@ -18,11 +18,11 @@ matrix: {cpu: ["250m", "500m"], connections: [4, 16]}
 repeats: 2
 "#;
 
-fn at(ms: i64) -> Timestamp {
+pub(crate) fn at(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(T0 + ms).unwrap()
 }
 
-fn obs() -> Observed {
+pub(crate) fn obs() -> Observed {
     Observed {
         run_name: "demo".into(),
         generation: Some(1),
@@ -30,7 +30,7 @@ fn obs() -> Observed {
     }
 }
 
-fn ready_target() -> TargetObserved {
+pub(crate) fn ready_target() -> TargetObserved {
     TargetObserved {
         ready: true,
         nodes: vec!["node-a".into()],
@@ -48,7 +48,7 @@ pub(crate) fn load_result(start_ms: i64) -> LoadResult {
     }
 }
 
-fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> BenchmarkRunStatus {
+pub(crate) fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> BenchmarkRunStatus {
     BenchmarkRunStatus {
         phase: Some(phase::RUNNING.into()),
         current: Some(CurrentMeasurement {
@@ -62,7 +62,7 @@ fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> BenchmarkRunS
     }
 }
 
-fn cond<'a>(s: &'a BenchmarkRunStatus, t: &str) -> &'a Condition {
+pub(crate) fn cond<'a>(s: &'a BenchmarkRunStatus, t: &str) -> &'a Condition {
     s.conditions
         .iter()
         .find(|c| c.type_ == t)

@@ -232,3 +232,119 @@ async fn target_that_cannot_start_fails_with_a_clear_reason() {
     .await;
     cluster.finish(&ns, outcome).await;
 }
+
+/// Legal run names that are not DNS-1035 labels (a leading digit, a dot) are measured like any
+/// other: their children get valid names, and the target counts every request.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn runs_with_a_leading_digit_or_a_dot_in_their_name_succeed() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-names").await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let short = |name: &str| {
+        demo_run(name, "{}", "")
+            .replace("duration: 20s", "duration: 5s")
+            .replace("warmup: 3s", "warmup: 1s")
+    };
+    let outcome = async {
+        for name in ["1st-run", "run.v2"] {
+            cluster.apply_run(&ns, &short(name)).await?;
+        }
+        for name in ["1st-run", "run.v2"] {
+            let run = cluster
+                .wait_finished(&ns, name, Duration::from_secs(300))
+                .await?;
+            let status = run.status.clone().unwrap_or_default();
+            anyhow::ensure!(
+                status.phase.as_deref() == Some(phase::SUCCEEDED),
+                "{name}: phase {:?}, results {:?}",
+                status.phase,
+                status.results.iter().map(|r| &r.reason).collect::<Vec<_>>()
+            );
+            anyhow::ensure!(
+                status.results.len() == 1,
+                "{name}: {} results",
+                status.results.len()
+            );
+            let seen = assert_counts_match(&counter.snapshot(), name, &status.results[0])?;
+            println!("{name}: target counted {seen} requests, as the generator reported");
+        }
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
+/// A target the apiserver refuses to store (CEL and validation pass it) fails its cell at once
+/// with the apiserver's message in the result, a condition and a Warning event, well within
+/// its ready timeout; the run queued behind it then gets the measuring slot and succeeds.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-refused").await;
+    let short = |name: &str, extra: &str| {
+        demo_run(name, "{}", extra)
+            .replace("duration: 20s", "duration: 5s")
+            .replace("warmup: 3s", "warmup: 1s")
+    };
+    // A toleration key must be a label key: the apiserver refuses the Deployment with 422.
+    let refused = short("refused", "  timeouts: {ready: 90s}").replace(
+        "readinessPath: /healthz}",
+        r#"readinessPath: /healthz, tolerations: [{key: "not a key!", operator: Exists}]}"#,
+    );
+    let outcome = async {
+        let t0 = std::time::Instant::now();
+        cluster.apply_run(&ns, &refused).await?;
+        cluster.apply_run(&ns, &short("after", "")).await?;
+        let run = cluster
+            .wait_finished(&ns, "refused", Duration::from_secs(120))
+            .await?;
+        let took = t0.elapsed();
+        let status = run.status.clone().unwrap_or_default();
+        println!("refused finished after {took:?}: {:?}", status.phase);
+        anyhow::ensure!(status.phase.as_deref() == Some(phase::FAILED));
+        anyhow::ensure!(
+            took < Duration::from_secs(90),
+            "took {took:?}, the ready timeout"
+        );
+        let reason = status.results[0].reason.clone().unwrap_or_default();
+        println!("result reason: {reason}");
+        anyhow::ensure!(
+            reason.contains("refused Deployment") && reason.contains("tolerations[0].key"),
+            "reason does not carry the apiserver's message: {reason}"
+        );
+        let cond = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == benchrun_api::condition::CHILDREN_APPLIED)
+            .ok_or_else(|| anyhow::anyhow!("no ChildrenApplied condition"))?;
+        anyhow::ensure!(cond.status == "False" && cond.reason == "ApplyRefused");
+        let events = cluster.kubectl(&[
+            "get",
+            "events",
+            "-n",
+            &ns,
+            "--field-selector",
+            "involvedObject.name=refused,reason=ApplyRefused,type=Warning",
+        ]);
+        println!("{events}");
+        anyhow::ensure!(
+            events.contains("tolerations"),
+            "no ApplyRefused event:\n{events}"
+        );
+        let after = cluster
+            .wait_finished(&ns, "after", Duration::from_secs(240))
+            .await?;
+        let s = after.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            s.phase.as_deref() == Some(phase::SUCCEEDED),
+            "the run queued behind the refused one: {:?}",
+            s.phase
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}

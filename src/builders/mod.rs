@@ -101,3 +101,81 @@ matrix:
 repeats: 2
 "#;
 }
+
+#[cfg(test)]
+mod name_tests {
+    use super::fixtures::{owner, run as validated, DEMO};
+    use super::*;
+    use crate::names::checks::{
+        is_dns1035_label, is_dns1123_subdomain, is_label_key, is_label_value,
+    };
+    use crate::names::tests::NASTY_RUNS;
+    use k8s_openapi::api::core::v1::PodTemplateSpec;
+
+    fn labels_valid(what: &str, labels: Option<&BTreeMap<String, String>>) {
+        for (k, v) in labels.expect("labelled") {
+            assert!(is_label_key(k), "{what}: label key {k:?}");
+            assert!(is_label_value(v), "{what}: {k}={v:?}");
+        }
+    }
+
+    fn template_valid(what: &str, t: &PodTemplateSpec) {
+        labels_valid(what, t.metadata.as_ref().and_then(|m| m.labels.as_ref()));
+    }
+
+    /// Every child of a run with a legal but awkward name (leading digit, dots, 253
+    /// characters) carries names the apiserver accepts for its kind, and valid labels.
+    #[test]
+    fn every_child_is_named_validly_for_nasty_run_and_target_names() {
+        let mut runs: Vec<String> = NASTY_RUNS.iter().map(|s| s.to_string()).collect();
+        runs.extend(["a".repeat(253), format!("7{}", ".a".repeat(126))]);
+        let settings = LoadSettings {
+            image: "img:1".into(),
+            pull_policy: "Never".into(),
+        };
+        for run_name in &runs {
+            for target in ["web", "t2345678901234567890", "9.bad_Target"] {
+                let mut owner = owner();
+                owner.name = run_name.clone();
+                let mut run = validated(DEMO);
+                run.spec.targets[0].name = target.into();
+                let what = format!("run {run_name:?} target {target:?}");
+                for cell in &run.cells {
+                    let d = build_target_deployment(&owner, &run, cell, "Never");
+                    let name = d.metadata.name.clone().unwrap();
+                    // The ReplicaSet is named `<deployment>-<hash>` and must be a subdomain.
+                    assert!(
+                        is_dns1123_subdomain(&format!("{name}-5d9f8c7b6c")),
+                        "{what}: {name}"
+                    );
+                    labels_valid(&what, d.metadata.labels.as_ref());
+                    let spec = d.spec.unwrap();
+                    labels_valid(&what, spec.selector.match_labels.as_ref());
+                    template_valid(&what, &spec.template);
+
+                    let s = build_target_service(&owner, &run, cell);
+                    let name = s.metadata.name.clone().unwrap();
+                    assert!(is_dns1035_label(&name), "{what}: Service {name}");
+                    labels_valid(&what, s.metadata.labels.as_ref());
+                    labels_valid(&what, s.spec.unwrap().selector.as_ref());
+
+                    for repeat in 0..run.repeats {
+                        let j =
+                            build_load_job(&owner, &run, cell, repeat, "10.0.0.1", 0, &settings);
+                        let name = j.metadata.name.clone().unwrap();
+                        assert!(is_dns1123_subdomain(&name), "{what}: Job {name}");
+                        // The Job name is also the pods' `job-name` label value.
+                        assert!(is_label_value(&name), "{what}: Job {name}");
+                        labels_valid(&what, j.metadata.labels.as_ref());
+                        template_valid(&what, &j.spec.unwrap().template);
+
+                        let cm = build_detail_configmap(&owner, cell.index, repeat, "{}".into());
+                        let name = cm.metadata.name.clone().unwrap();
+                        assert!(is_dns1123_subdomain(&name), "{what}: ConfigMap {name}");
+                        labels_valid(&what, cm.metadata.labels.as_ref());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -41,6 +41,10 @@ pub mod condition {
     /// Prometheus answered (`False` when CPU and memory could not be read; load results are
     /// still kept).
     pub const METRICS_AVAILABLE: &str = "MetricsAvailable";
+    /// Present once the apiserver refused one of the run's children (an object it would never
+    /// accept, e.g. an invalid `nodeSelector` value): `False`, reason `ApplyRefused`, with the
+    /// child and the apiserver's message. The cells that needed the child failed with it.
+    pub const CHILDREN_APPLIED: &str = "ChildrenApplied";
 }
 
 /// Stages of the cell being measured, recorded in `status.current.stage`.
@@ -63,7 +67,8 @@ pub struct BenchmarkRunStatus {
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// Accepted, Running, Succeeded, Failed, SLOsMet, ResultsValid, MetricsAvailable.
+    /// Accepted, Running, Succeeded, Failed, SLOsMet, ResultsValid, MetricsAvailable,
+    /// ChildrenApplied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// Finished measurements over all measurements, e.g. `17/72`.
