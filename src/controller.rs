@@ -27,6 +27,7 @@ use crate::error::{self, Class, Error, Result};
 use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
 use crate::plan::{self, Action, Decision, Note};
+use crate::policy::Policy;
 use crate::slots::{self, Slots};
 use crate::telemetry::Metrics;
 
@@ -43,6 +44,8 @@ pub struct Config {
     pub max_measuring_runs: usize,
     /// Watch one namespace only (default: all).
     pub namespace: Option<String>,
+    /// The Prometheus URLs and target images runs may name.
+    pub policy: Policy,
 }
 
 /// Shared state of all reconciles.
@@ -156,12 +159,23 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
     let owner = Owner::of(run).ok_or(Error::MissingField("namespace or uid"))?;
     let status = run.status.clone().unwrap_or_default();
     let now = Timestamp::now();
-    let v = match validate(&run.spec) {
-        Err(errors) => {
-            let decision = plan::plan_invalid(&status, &errors, run.metadata.generation, now);
+    let generation = run.metadata.generation;
+    // The allow-lists are checked before anything is observed, so a refused run makes the
+    // operator send no request to the Prometheus it names. A finished run is past them.
+    let refused = match plan::is_finished(&status) {
+        true => Ok(()),
+        false => ctx.config.policy.check(&run.spec),
+    };
+    let v = match (validate(&run.spec), refused) {
+        (Err(errors), _) => {
+            let decision = plan::plan_invalid(&status, &errors, generation, now);
             return conclude(ctx, run, &owner, &status, decision).await;
         }
-        Ok(v) => v,
+        (Ok(_), Err(errors)) => {
+            let decision = plan::plan_not_allowed(&status, &errors, generation, now);
+            return conclude(ctx, run, &owner, &status, decision).await;
+        }
+        (Ok(v), Ok(())) => v,
     };
     let mut observed = observe(ctx, run, &owner, &v, &status, now).await?;
     observed.retrying = lock(&ctx.failures).contains_key(&slots::key(run));

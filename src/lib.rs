@@ -5,17 +5,20 @@
 //! - [`builders`]: the children it creates (pure), named by [`names`];
 //! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
+//! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
 //!   measuring-slot queue in [`slots`];
-//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`.
+//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format.
 
 pub mod builders;
 pub mod controller;
 pub mod error;
+pub mod logging;
 pub mod names;
 pub mod observe;
 pub mod observed;
 pub mod plan;
+pub mod policy;
 pub mod prometheus;
 pub mod promql;
 pub mod results;

@@ -225,7 +225,12 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
             if let Some(w) = waiting {
                 let reason = w.reason.unwrap_or_default();
                 if PROBLEMS.contains(&reason.as_str()) {
-                    let mut msg = format!("{reason}: {}", w.message.unwrap_or_default());
+                    let message = w.message.unwrap_or_default();
+                    let mut msg = format!("{reason}: {message}");
+                    if let Some(hint) = non_root_hint(&message) {
+                        msg.push_str(hint);
+                        t.fatal = true;
+                    }
                     if let Some(term) = &last {
                         msg.push_str(&format!(
                             " (last exit: {} code {})",
@@ -242,6 +247,15 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
     t.nodes.sort();
     t.nodes.dedup();
     t
+}
+
+/// What to change when the kubelet refuses a container for `runAsNonRoot` (the image's user is
+/// root or a name it cannot check); waiting does not help then.
+fn non_root_hint(kubelet_message: &str) -> Option<&'static str> {
+    kubelet_message.contains("runAsNonRoot").then_some(
+        " (the image runs as root or as a user name: set targets[].runAsUser to a non-zero uid, \
+         or targets[].podSecurity: Baseline if it must run as root)",
+    )
 }
 
 /// The last stdout line of a load pod that parses as a load result.
@@ -414,6 +428,16 @@ mod tests {
         let pretty = serde_json::to_string_pretty(&result).unwrap();
         let log = format!("starting\n{{\"partial\": 1}}\n{pretty}\n");
         assert_eq!(parse_log(&log), Ok(result));
+    }
+
+    #[test]
+    fn a_root_image_refused_for_run_as_non_root_names_both_fixes() {
+        let hint = non_root_hint(
+            "container has runAsNonRoot and image will run as root (pod: \"a\", container: target)",
+        )
+        .unwrap();
+        assert!(hint.contains("runAsUser") && hint.contains("podSecurity: Baseline"));
+        assert_eq!(non_root_hint("secret \"x\" not found"), None);
     }
 
     #[test]

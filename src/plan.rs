@@ -176,6 +176,30 @@ pub fn plan_invalid(
     generation: Option<i64>,
     now: Timestamp,
 ) -> Decision {
+    let why = "the spec is invalid; see the Accepted condition";
+    plan_rejected(status, "InvalidSpec", why, errors, generation, now)
+}
+
+/// A valid spec that names what the operator's allow-lists ([`crate::policy`]) exclude: the
+/// run fails with `Accepted=False`, reason `NotAllowed`, and no children.
+pub fn plan_not_allowed(
+    status: &BenchmarkRunStatus,
+    errors: &[FieldError],
+    generation: Option<i64>,
+    now: Timestamp,
+) -> Decision {
+    let why = "the operator's allow-lists refuse the run; see the Accepted condition";
+    plan_rejected(status, "NotAllowed", why, errors, generation, now)
+}
+
+fn plan_rejected(
+    status: &BenchmarkRunStatus,
+    reason: &'static str,
+    why: &str,
+    errors: &[FieldError],
+    generation: Option<i64>,
+    now: Timestamp,
+) -> Decision {
     let mut s = status.clone();
     let message = benchrun_api::validate::describe(errors);
     let notes = if s.phase.as_deref() == Some(phase::FAILED) {
@@ -183,7 +207,7 @@ pub fn plan_invalid(
     } else {
         vec![Note {
             warning: true,
-            reason: "InvalidSpec",
+            reason,
             message: message.clone(),
         }]
     };
@@ -194,7 +218,7 @@ pub fn plan_invalid(
         &mut s.conditions,
         condition::ACCEPTED,
         false,
-        "InvalidSpec",
+        reason,
         message,
         now,
         generation,
@@ -203,8 +227,8 @@ pub fn plan_invalid(
         &mut s.conditions,
         condition::FAILED,
         true,
-        "InvalidSpec",
-        "the spec is invalid; see the Accepted condition".into(),
+        reason,
+        why.into(),
         now,
         generation,
     );

@@ -503,6 +503,44 @@ fn invalid_spec_fails_the_run_with_accepted_false_and_one_event() {
 }
 
 #[test]
+fn a_run_refused_by_the_allow_lists_fails_at_once_and_is_then_cleaned_up() {
+    let run = validated(SPEC);
+    let errors = vec![FieldError {
+        field: "spec.prometheus.url".into(),
+        message: "not allowed".into(),
+    }];
+    let d = plan_not_allowed(&running(1, 0, stage::LOADING, 0), &errors, Some(1), at(5));
+    assert!(d.actions.is_empty());
+    assert_eq!(d.status.current, None);
+    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
+    let accepted = cond(&d.status, condition::ACCEPTED);
+    assert_eq!(
+        (accepted.status.as_str(), accepted.reason.as_str()),
+        ("False", "NotAllowed")
+    );
+    assert!(accepted
+        .message
+        .contains("spec.prometheus.url: not allowed"));
+    assert_eq!(cond(&d.status, condition::FAILED).reason, "NotAllowed");
+    assert_eq!(d.notes.len(), 1);
+    assert_eq!(d.notes[0].reason, "NotAllowed");
+    // Once failed, the run is finished: its children go as for any failed run.
+    let o = Observed {
+        target_configs: vec!["abc".into()],
+        jobs: vec!["demo-1-0".into()],
+        ..obs()
+    };
+    let next = plan(&run, &d.status, &o, at(6));
+    assert_eq!(
+        next.actions,
+        vec![
+            Action::DeleteTargets { except: None },
+            Action::DeleteJobs(vec!["demo-1-0".into()])
+        ]
+    );
+}
+
+#[test]
 fn condition_transition_time_is_kept_while_its_status_holds() {
     let mut conds = Vec::new();
     set_condition(&mut conds, "Running", true, "A", "a".into(), at(0), None);

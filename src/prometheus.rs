@@ -4,6 +4,13 @@
 //! pure function ([`parse_response`]) tested on its own. An empty result is missing data
 //! (`None`, never zero); a transport failure, an HTTP error or a Prometheus error is a
 //! [`PromError`], which the caller records as `MetricsUnavailable`.
+//!
+//! A [`PromError`] never carries bytes of the answer: it is shown in an event in the run's
+//! namespace, and the URL may be one the run's author chose (within the operator's
+//! allow-list). It says the HTTP status, Prometheus' error type (one of its documented
+//! values) and what was malformed; the error message Prometheus sent is logged by the
+//! operator only. Redirects are not followed, so an allowed URL cannot send the operator on
+//! to one that is not, and answers are read up to [`MAX_BODY`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,6 +28,19 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Query evaluation timeout passed to Prometheus (below [`REQUEST_TIMEOUT`], so Prometheus
 /// answers with its own error first).
 const EVAL_TIMEOUT: &str = "10s";
+/// Largest answer read: one number's answer is a few hundred bytes.
+pub const MAX_BODY: usize = 1024 * 1024;
+/// The `errorType` values of the Prometheus HTTP API; any other is reported as `unknown`.
+const ERROR_TYPES: &[&str] = &[
+    "timeout",
+    "canceled",
+    "execution",
+    "bad_data",
+    "internal",
+    "unavailable",
+    "not_found",
+    "not_acceptable",
+];
 
 /// What failed when talking to Prometheus.
 #[derive(Debug, thiserror::Error)]
@@ -46,23 +66,24 @@ pub enum PromError {
         source: reqwest::Error,
     },
     /// Prometheus answered with an error (bad query, timeout, overload).
-    #[error("failed to evaluate {query:?}: Prometheus answered {status} {error_type}: {message}")]
+    #[error("failed to evaluate {query:?}: Prometheus answered HTTP {status} with error type {error_type}")]
     Query {
         /// The PromQL.
         query: String,
         /// HTTP status code.
         status: u16,
-        /// Prometheus' `errorType`, e.g. `bad_data`.
-        error_type: String,
-        /// Prometheus' `error` message.
-        message: String,
+        /// Prometheus' `errorType` when it is one of the documented values (e.g. `bad_data`),
+        /// else `unknown`.
+        error_type: &'static str,
     },
     /// The answer was not a Prometheus API response of a usable type.
-    #[error("failed to read the answer to {query:?}: {reason}")]
+    #[error("failed to read the answer to {query:?} (HTTP {status}): {reason}")]
     BadResponse {
         /// The PromQL.
         query: String,
-        /// What was wrong.
+        /// HTTP status code.
+        status: u16,
+        /// What was wrong, in the operator's words (never the answer's bytes).
         reason: String,
     },
 }
@@ -113,6 +134,7 @@ impl Prometheus {
             return Err(invalid("the URL must not have a query string"));
         }
         let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
@@ -147,11 +169,42 @@ impl Prometheus {
             .await
             .map_err(|source| self.unreachable(source))?;
         let status = response.status().as_u16();
-        let body = response
-            .bytes()
+        let body = self.read_body(response, query, status).await?;
+        parse_response(query, status, &body).inspect_err(|e| {
+            if let PromError::Query { .. } = e {
+                // Prometheus' own message helps the operator's administrator; it stays in the
+                // operator's log (see the module docs).
+                let message = serde_json::from_slice::<ApiResponse>(&body)
+                    .ok()
+                    .and_then(|a| a.error);
+                tracing::warn!(%query, status, ?message, "Prometheus refused a query");
+            }
+        })
+    }
+
+    /// The answer's body, at most [`MAX_BODY`] bytes.
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        query: &str,
+        status: u16,
+    ) -> Result<Vec<u8>, PromError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|source| self.unreachable(source))?;
-        parse_response(query, status, &body)
+            .map_err(|source| self.unreachable(source))?
+        {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(PromError::BadResponse {
+                    query: query.to_string(),
+                    status,
+                    reason: format!("the answer is larger than {MAX_BODY} bytes"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     fn unreachable(&self, source: reqwest::Error) -> PromError {
@@ -254,23 +307,32 @@ struct Sample {
 /// A vector with one sample or a scalar gives its value; an empty vector, NaN or ±Inf gives
 /// `None`; a vector of several series, a matrix or a string is an error (the built-in
 /// queries are sums, so they never return several series).
+///
+/// Errors describe the answer in fixed words (see the module docs): serde's messages are left
+/// out because they quote the input.
 pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f64>, PromError> {
     let bad = |reason: String| PromError::BadResponse {
         query: query.to_string(),
+        status,
         reason,
     };
     let api: ApiResponse = serde_json::from_slice(body).map_err(|e| {
-        let head = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
         bad(format!(
-            "HTTP {status}, not a Prometheus API answer ({e}): {head:?}"
+            "not a Prometheus API answer ({} bytes, {})",
+            body.len(),
+            json_problem(&e)
         ))
     })?;
     if api.status != "success" || !(200..300).contains(&status) {
+        let error_type = api.error_type.as_deref().unwrap_or_default();
         return Err(PromError::Query {
             query: query.to_string(),
             status,
-            error_type: api.error_type.unwrap_or_else(|| api.status.clone()),
-            message: api.error.unwrap_or_default(),
+            error_type: ERROR_TYPES
+                .iter()
+                .find(|t| **t == error_type)
+                .copied()
+                .unwrap_or("unknown"),
         });
     }
     let data = api
@@ -278,25 +340,45 @@ pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f6
         .ok_or_else(|| bad("no data in a success answer".into()))?;
     let text = match data.result_type.as_str() {
         "scalar" => {
-            let (_, v): (f64, String) = serde_json::from_value(data.result)
-                .map_err(|e| bad(format!("malformed scalar: {e}")))?;
+            let (_, v): (f64, String) =
+                serde_json::from_value(data.result).map_err(|_| bad("malformed scalar".into()))?;
             v
         }
         "vector" => {
-            let mut samples: Vec<Sample> = serde_json::from_value(data.result)
-                .map_err(|e| bad(format!("malformed vector: {e}")))?;
+            let mut samples: Vec<Sample> =
+                serde_json::from_value(data.result).map_err(|_| bad("malformed vector".into()))?;
             match samples.len() {
                 0 => return Ok(None),
                 1 => samples.remove(0).value.1,
                 n => return Err(bad(format!("{n} series where one number was expected"))),
             }
         }
-        other => return Err(bad(format!("a {other} where one number was expected"))),
+        "matrix" | "string" => {
+            return Err(bad(format!(
+                "a {} where one number was expected",
+                data.result_type
+            )))
+        }
+        _ => {
+            return Err(bad(
+                "a result of unknown type where one number was expected".into(),
+            ))
+        }
     };
     let v: f64 = text
         .parse()
-        .map_err(|_| bad(format!("{text:?} is not a number")))?;
+        .map_err(|_| bad("the sample value is not a number".into()))?;
     Ok(v.is_finite().then_some(v))
+}
+
+/// What kind of JSON problem `e` is, without its message (which may quote the input).
+fn json_problem(e: &serde_json::Error) -> &'static str {
+    match e.classify() {
+        serde_json::error::Category::Io => "unreadable",
+        serde_json::error::Category::Syntax => "not JSON",
+        serde_json::error::Category::Data => "JSON of another shape",
+        serde_json::error::Category::Eof => "truncated JSON",
+    }
 }
 
 #[cfg(test)]
@@ -344,23 +426,48 @@ mod tests {
     }
 
     #[test]
-    fn a_prometheus_error_names_the_query_and_message() {
+    fn a_prometheus_error_names_the_query_status_and_type_but_not_its_message() {
         let body = r#"{"status":"error","errorType":"bad_data","error":"parse error at char 3"}"#;
         let err = parse(400, body).unwrap_err();
         assert!(matches!(err, PromError::Query { status: 400, .. }));
         assert_eq!(
             err.to_string(),
-            r#"failed to evaluate "up": Prometheus answered 400 bad_data: parse error at char 3"#
+            r#"failed to evaluate "up": Prometheus answered HTTP 400 with error type bad_data"#
         );
     }
 
     #[test]
-    fn a_non_json_answer_is_a_bad_response() {
-        let err = parse(502, "<html>Bad Gateway</html>")
+    fn an_undocumented_error_type_is_reported_as_unknown() {
+        let body = r#"{"status":"SECRET-1","errorType":"SECRET-2","error":"SECRET-3"}"#;
+        let err = parse(500, body).unwrap_err().to_string();
+        assert!(err.ends_with("HTTP 500 with error type unknown"), "{err}");
+        assert!(!err.contains("SECRET"), "{err}");
+    }
+
+    #[test]
+    fn a_non_json_answer_is_a_bad_response_without_its_bytes() {
+        let err = parse(502, "<html>SECRET Bad Gateway</html>")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("HTTP 502"), "{err}");
-        assert!(err.contains("Bad Gateway"), "{err}");
+        assert_eq!(
+            err,
+            r#"failed to read the answer to "up" (HTTP 502): not a Prometheus API answer (31 bytes, not JSON)"#
+        );
+    }
+
+    #[test]
+    fn no_part_of_a_malformed_answer_reaches_the_error() {
+        for body in [
+            r#"{"status":"success","data":{"resultType":"SECRET","result":[]}}"#,
+            r#"{"status":"success","data":{"resultType":"vector","result":[{"value":[1,"SECRET"]}]}}"#,
+            r#"{"status":"success","data":{"resultType":"vector","result":"SECRET"}}"#,
+            r#"{"status":"success","data":{"resultType":"scalar","result":{"SECRET":1}}}"#,
+            r#"{"status":{"SECRET":1}}"#,
+            r#"{"status":"succ"#,
+        ] {
+            let err = parse(200, body).unwrap_err().to_string();
+            assert!(!err.contains("SECRET"), "{body} gave {err}");
+        }
     }
 
     #[test]

@@ -16,7 +16,11 @@ mod support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use benchrun_api::{phase, BenchmarkRun};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::PostParams;
+use kube::Api;
 use support::{assert_counts_match, Cluster, TargetCounter};
 
 const DEMO_IMAGE: &str = "benchrun.local/benchrun-demo:0.1.0";
@@ -342,6 +346,116 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
             s.phase.as_deref() == Some(phase::SUCCEEDED),
             "the run queued behind the refused one: {:?}",
             s.phase
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
+/// Target and load pods are admitted where the `restricted` Pod Security Standard is enforced
+/// (non-root images, no privilege escalation, no capabilities, RuntimeDefault seccomp), and
+/// the run measures what the target counted. A bare pod in the same namespace is refused, so
+/// the enforcement is real.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn run_succeeds_in_a_namespace_enforcing_the_restricted_standard() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster
+        .namespace_labelled(
+            "e2e-restricted",
+            &[
+                ("pod-security.kubernetes.io/enforce", "restricted"),
+                ("pod-security.kubernetes.io/enforce-version", "latest"),
+            ],
+        )
+        .await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let yaml = demo_run("restricted", "{connections: [2, 4]}", "");
+    let outcome = async {
+        let bare: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "bare"},
+            "spec": {"containers": [{"name": "c", "image": DEMO_IMAGE}]}
+        }))?;
+        let refused = Api::<Pod>::namespaced(cluster.client.clone(), &ns)
+            .create(&PostParams::default(), &bare)
+            .await;
+        anyhow::ensure!(
+            refused.is_err(),
+            "a pod without securityContext was admitted"
+        );
+        println!("bare pod refused: {}", refused.unwrap_err());
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "restricted", Duration::from_secs(300))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}: {:?}",
+            status.phase,
+            status
+                .results
+                .iter()
+                .map(|r| r.reason.clone())
+                .collect::<Vec<_>>()
+        );
+        anyhow::ensure!(
+            status.results.len() == 2,
+            "{} results",
+            status.results.len()
+        );
+        let counts = counter.snapshot();
+        for r in &status.results {
+            let seen = assert_counts_match(&counts, "restricted", r)?;
+            println!(
+                "cell {}: target counted {seen}, {:.0} req/s",
+                r.cell, r.throughput
+            );
+        }
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
+/// A run naming a Prometheus outside the operator's allow-list fails at once with
+/// `Accepted=False`, reason `NotAllowed`, a message saying how to allow it, and no children.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn run_naming_an_unlisted_prometheus_is_refused_before_anything_starts() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-notallowed").await;
+    let yaml = demo_run(
+        "notallowed",
+        "{}",
+        "  prometheus: {url: \"http://prometheus.elsewhere.invalid:9090\"}",
+    );
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "notallowed", Duration::from_secs(60))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.phase.as_deref() == Some(phase::FAILED));
+        let accepted = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == benchrun_api::condition::ACCEPTED)
+            .context("no Accepted condition")?;
+        println!(
+            "Accepted={} {}: {}",
+            accepted.status, accepted.reason, accepted.message
+        );
+        anyhow::ensure!(accepted.status == "False" && accepted.reason == "NotAllowed");
+        anyhow::ensure!(accepted
+            .message
+            .contains("BENCHRUN_ALLOWED_PROMETHEUS_URLS"));
+        let children = cluster.kubectl(&["get", "deploy,jobs,pods", "-n", &ns, "-o", "name"]);
+        anyhow::ensure!(
+            children.trim().is_empty() || children.contains("No resources"),
+            "children: {children}"
         );
         Ok(())
     }

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use benchrun::builders::LoadSettings;
 use benchrun::controller::{self, Config};
+use benchrun::logging::{self, LogFormat};
+use benchrun::policy::Policy;
 use benchrun::telemetry::{self, Metrics};
 use clap::Parser;
 
@@ -40,29 +42,39 @@ struct Args {
     /// Watch this namespace only (default: all namespaces).
     #[arg(long, env = "BENCHRUN_NAMESPACE")]
     namespace: Option<String>,
-    /// Log as JSON lines instead of text.
-    #[arg(long, env = "BENCHRUN_LOG_JSON")]
-    log_json: bool,
+    /// Log format: `auto` writes JSON lines when stdout is not a terminal (in a container)
+    /// and coloured text on a terminal.
+    #[arg(long, env = "BENCHRUN_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    log_format: LogFormat,
+    /// Further Prometheus base URLs runs may name in spec.prometheus.url (comma-separated;
+    /// `*` allows any). The operator's own --prometheus-url is always allowed; a run naming
+    /// another URL is refused (Accepted=False, NotAllowed) and no request is sent to it.
+    #[arg(long, env = "BENCHRUN_ALLOWED_PROMETHEUS_URLS", value_delimiter = ',')]
+    allowed_prometheus_urls: Vec<String>,
+    /// Prefixes target images must start with, e.g. `registry.example.com/bench/`
+    /// (comma-separated; empty: any image). A run naming another image is refused.
+    #[arg(long, env = "BENCHRUN_ALLOWED_IMAGE_PREFIXES", value_delimiter = ',')]
+    allowed_image_prefixes: Vec<String>,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let fmt = tracing_subscriber::fmt().with_env_filter(filter);
-    if args.log_json {
-        fmt.json().init();
-    } else {
-        fmt.init();
-    }
+    logging::init(args.log_format);
     let client = kube::Client::try_default()
         .await
         .context("failed to create a Kubernetes client (in-cluster or KUBECONFIG)")?;
     let metrics = Arc::new(Metrics::default());
     let server = tokio::spawn(telemetry::serve(args.metrics_addr, metrics.clone()));
     tracing::info!(prometheus = %args.prometheus_url, load_image = %args.load_image, addr = %args.metrics_addr, "starting");
+    let policy = Policy::new(
+        &args.prometheus_url,
+        &args.allowed_prometheus_urls,
+        &args.allowed_image_prefixes,
+    );
+    tracing::info!(prometheus_urls = ?args.allowed_prometheus_urls, image_prefixes = ?args.allowed_image_prefixes, "allow-lists (beyond the operator's own Prometheus)");
     let config = Config {
+        policy,
         prometheus_url: args.prometheus_url,
         load: LoadSettings {
             image: args.load_image,

@@ -1,15 +1,17 @@
 //! The load Job of one measurement: `load_pods` indexed pods running `benchrun-load`.
 
 use benchrun_api::units::format_duration;
+use benchrun_api::validate::PodSecurity;
 use benchrun_api::validate::{Limit, Warmup};
 use benchrun_api::{Cell, ValidatedRun};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
-    WeightedPodAffinityTerm,
+    Affinity, Container, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec,
+    PodTemplateSpec, SecurityContext, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
+use super::security::{container_security_context, pod_security_context, LOAD_USER};
 use super::{target::requirements, Owner};
 use crate::names::{self, role};
 
@@ -88,6 +90,25 @@ pub(crate) fn load_args(
     args
 }
 
+/// Load pods meet the `restricted` Pod Security Standard and run as the non-root user of the
+/// project's images, whatever user a replacement load image declares.
+fn load_pod_security() -> PodSecurityContext {
+    PodSecurityContext {
+        run_as_user: Some(LOAD_USER),
+        run_as_group: Some(LOAD_USER),
+        ..pod_security_context(PodSecurity::Restricted, None)
+    }
+}
+
+/// The restricted container settings, plus a read-only root: the generator writes only to
+/// stdout.
+fn load_container_security() -> Option<SecurityContext> {
+    container_security_context(PodSecurity::Restricted).map(|c| SecurityContext {
+        read_only_root_filesystem: Some(true),
+        ..c
+    })
+}
+
 fn anti_affinity(
     weight: i32,
     labels: std::collections::BTreeMap<String, String>,
@@ -136,6 +157,7 @@ pub fn build_load_job(
             &res.cpu_request,
             &res.memory_request,
         )),
+        security_context: load_container_security(),
         ..Container::default()
     };
     let mut metadata = owner.meta(name, labels.clone());
@@ -159,6 +181,8 @@ pub fn build_load_job(
                 spec: Some(PodSpec {
                     containers: vec![container],
                     restart_policy: Some("Never".into()),
+                    automount_service_account_token: Some(false),
+                    security_context: Some(load_pod_security()),
                     termination_grace_period_seconds: Some(5),
                     affinity: Some(Affinity {
                         pod_anti_affinity: Some(PodAntiAffinity {
@@ -240,6 +264,27 @@ mod tests {
         );
         let r = c.resources.clone().unwrap();
         assert_eq!(r.limits.unwrap()["cpu"].0, "1500m");
+    }
+
+    #[test]
+    fn load_pods_meet_the_restricted_standard_without_api_credentials() {
+        let run = validated(DEMO);
+        let pod = job_of(&run, 0, 0, "10.0.0.7")
+            .spec
+            .unwrap()
+            .template
+            .spec
+            .unwrap();
+        assert_eq!(pod.automount_service_account_token, Some(false));
+        let sc = pod.security_context.unwrap();
+        assert_eq!(sc.run_as_non_root, Some(true));
+        assert_eq!(sc.run_as_user, Some(65532));
+        assert_eq!(sc.run_as_group, Some(65532));
+        assert_eq!(sc.seccomp_profile.unwrap().type_, "RuntimeDefault");
+        let c = pod.containers[0].security_context.clone().unwrap();
+        assert_eq!(c.allow_privilege_escalation, Some(false));
+        assert_eq!(c.capabilities.unwrap().drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(c.read_only_root_filesystem, Some(true));
     }
 
     #[test]

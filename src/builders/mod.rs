@@ -6,6 +6,7 @@
 
 mod detail;
 mod load;
+mod security;
 mod target;
 
 pub use detail::{build_detail_configmap, DETAIL_KEY};

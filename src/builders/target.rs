@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::Owner;
+use super::{security, Owner};
 use crate::names;
 
 /// Name of the target container in every target pod.
@@ -40,7 +40,8 @@ pub(crate) fn requirements(
 
 /// The Deployment of a cell's target configuration: the requested replicas, resources and a
 /// readiness probe, replaced whole (strategy `Recreate`) so that two configurations never run
-/// side by side.
+/// side by side. Its pods follow the target's Pod Security Standard (see [`security`]) and
+/// mount no service-account token unless the target names a service account.
 pub fn build_target_deployment(
     owner: &Owner,
     run: &ValidatedRun,
@@ -52,6 +53,11 @@ pub fn build_target_deployment(
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);
     let res = run.target_resources(cell);
+    let level = run
+        .pod_security
+        .get(cell.target)
+        .copied()
+        .unwrap_or_default();
     let probe = Probe {
         http_get: target.readiness_path.as_ref().map(|path| HTTPGetAction {
             path: Some(path.clone()),
@@ -91,6 +97,7 @@ pub fn build_target_deployment(
             &res.memory_request,
         )),
         readiness_probe: Some(probe),
+        security_context: security::container_security_context(level),
         ..Container::default()
     };
     Deployment {
@@ -117,6 +124,15 @@ pub fn build_target_deployment(
                     tolerations: (!target.tolerations.is_empty())
                         .then(|| target.tolerations.clone()),
                     service_account_name: target.service_account_name.clone(),
+                    // The target gets API credentials only from a service account it names.
+                    automount_service_account_token: target
+                        .service_account_name
+                        .is_none()
+                        .then_some(false),
+                    security_context: Some(security::pod_security_context(
+                        level,
+                        target.run_as_user,
+                    )),
                     termination_grace_period_seconds: Some(5),
                     ..PodSpec::default()
                 }),
@@ -181,6 +197,54 @@ mod tests {
         assert_eq!(r.limits.unwrap()["memory"], Quantity("128Mi".into()));
         assert_eq!(c.env.as_ref().unwrap()[0].name, "MODE");
         assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 3000);
+    }
+
+    fn pod_of(spec: &str) -> PodSpec {
+        let run = validated(spec);
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], "IfNotPresent");
+        d.spec.unwrap().template.spec.unwrap()
+    }
+
+    #[test]
+    fn target_pods_meet_the_restricted_standard_by_default() {
+        let pod = pod_of(DEMO);
+        assert_eq!(pod.automount_service_account_token, Some(false));
+        let sc = pod.security_context.unwrap();
+        assert_eq!(sc.run_as_non_root, Some(true));
+        assert_eq!(
+            sc.run_as_user, None,
+            "the image's own non-root user is kept"
+        );
+        assert_eq!(sc.seccomp_profile.unwrap().type_, "RuntimeDefault");
+        let c = pod.containers[0].security_context.clone().unwrap();
+        assert_eq!(c.allow_privilege_escalation, Some(false));
+        assert_eq!(c.capabilities.unwrap().drop, Some(vec!["ALL".to_string()]));
+    }
+
+    #[test]
+    fn baseline_targets_may_run_as_root_and_a_named_account_gets_its_token() {
+        let spec = DEMO.replace(
+            "    readinessPath: /healthz\n",
+            "    readinessPath: /healthz\n    podSecurity: Baseline\n    serviceAccountName: bench\n",
+        );
+        let pod = pod_of(&spec);
+        assert_eq!(pod.automount_service_account_token, None);
+        assert_eq!(pod.service_account_name.as_deref(), Some("bench"));
+        let sc = pod.security_context.unwrap();
+        assert_eq!(sc.run_as_non_root, None);
+        assert_eq!(sc.seccomp_profile.unwrap().type_, "RuntimeDefault");
+        assert_eq!(pod.containers[0].security_context, None);
+    }
+
+    #[test]
+    fn run_as_user_overrides_the_images_user() {
+        let spec = DEMO.replace(
+            "    readinessPath: /healthz\n",
+            "    readinessPath: /healthz\n    runAsUser: 1000\n",
+        );
+        let sc = pod_of(&spec).security_context.unwrap();
+        assert_eq!(sc.run_as_user, Some(1000));
+        assert_eq!(sc.run_as_non_root, Some(true));
     }
 
     #[test]

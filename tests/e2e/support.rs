@@ -30,12 +30,19 @@ impl Cluster {
 
     /// Creates a namespace `<prefix>-<random>` and waits for its default service account.
     pub async fn namespace(&self, prefix: &str) -> String {
+        self.namespace_labelled(prefix, &[]).await
+    }
+
+    /// Like [`Cluster::namespace`], with extra labels (e.g. a Pod Security Standard to enforce).
+    pub async fn namespace_labelled(&self, prefix: &str, labels: &[(&str, &str)]) -> String {
         let name = format!(
             "{prefix}-{:x}",
             std::process::id() ^ (Instant::now().elapsed().subsec_nanos() | rand_suffix())
         );
+        let mut all = BTreeMap::from([("benchrun.dev/e2e", "true")]);
+        all.extend(labels.iter().copied());
         let ns: Namespace = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "labels": {"benchrun.dev/e2e": "true"}}
+            "metadata": {"name": name, "labels": all}
         }))
         .unwrap();
         Api::<Namespace>::all(self.client.clone())

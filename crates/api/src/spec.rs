@@ -163,9 +163,32 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
 
-    /// Service account of the target pods (default: the namespace's `default`).
+    /// Service account of the target pods (default: the namespace's `default`). Its token is
+    /// mounted only when this is set; without it the pods get no API credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+
+    /// Pod Security Standard the target pods are built to (default `Restricted`).
+    ///
+    /// `Restricted`: the container runs as a non-root user, without privilege escalation,
+    /// with every capability dropped and the runtime's default seccomp profile, so the pods are
+    /// admitted in namespaces that enforce the `restricted` standard. The image's user must be
+    /// numeric and not 0 (or set `runAsUser`); otherwise the kubelet refuses to start it.
+    ///
+    /// `Baseline`: for images that must run as root (e.g. to bind a port below 1024 or to
+    /// switch users): no `runAsNonRoot`, the runtime's default capabilities, privilege
+    /// escalation allowed; the seccomp profile stays `RuntimeDefault`. Such pods are refused in
+    /// namespaces that enforce `restricted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self in ['Restricted', 'Baseline']").message("targets[].podSecurity must be Restricted or Baseline"))]
+    pub pod_security: Option<String>,
+
+    /// User id the target container runs as, overriding the image's `USER` (e.g. for an image
+    /// whose user is a name, which the kubelet cannot check against `runAsNonRoot`). Must not
+    /// be 0: an image that needs root sets `podSecurity: Baseline` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 2147483647))]
+    pub run_as_user: Option<i64>,
 }
 
 /// One named HTTP request.

@@ -83,6 +83,16 @@ pub enum CleanupPolicy {
     Keep,
 }
 
+/// Pod Security Standard a target's pods are built to (`targets[].podSecurity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PodSecurity {
+    /// Non-root, no privilege escalation, no capabilities, RuntimeDefault seccomp.
+    #[default]
+    Restricted,
+    /// For images that must run as root: only the seccomp profile is set.
+    Baseline,
+}
+
 /// Parsed SLOs.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct SloPlan {
@@ -125,6 +135,8 @@ pub struct ValidatedRun {
     pub ready_timeout: Duration,
     /// Grace beyond the expected load time before a Job counts as stuck.
     pub load_grace: Duration,
+    /// Pod Security Standard of each target, in the order of `spec.targets`.
+    pub pod_security: Vec<PodSecurity>,
 }
 
 impl ValidatedRun {
@@ -292,6 +304,12 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             e.push(err(format!("spec.targets[{i}].image"), "must not be empty"));
         }
     }
+    let pod_security = spec
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| target_security(i, t, e))
+        .collect();
     for (i, s) in spec.scenarios.iter().enumerate() {
         if !s.path.starts_with('/') {
             e.push(err(
@@ -524,7 +542,32 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             .map(|s| Duration::from_secs(s.max(0) as u64)),
         ready_timeout,
         load_grace,
+        pod_security,
     })
+}
+
+/// Parses `targets[i].podSecurity` and checks `runAsUser` against it.
+fn target_security(i: usize, t: &crate::spec::Target, e: &mut Vec<FieldError>) -> PodSecurity {
+    let level = match t.pod_security.as_deref() {
+        None | Some("Restricted") => PodSecurity::Restricted,
+        Some("Baseline") => PodSecurity::Baseline,
+        Some(other) => {
+            e.push(err(
+                format!("spec.targets[{i}].podSecurity"),
+                format!("{other:?} is not one of Restricted, Baseline"),
+            ));
+            PodSecurity::Restricted
+        }
+    };
+    if let Some(uid) = t.run_as_user {
+        if uid < 1 {
+            e.push(err(
+                format!("spec.targets[{i}].runAsUser"),
+                format!("{uid} is not a non-root user id: use 1 or more, or leave runAsUser out and set podSecurity: Baseline for an image that must run as root"),
+            ));
+        }
+    }
+    level
 }
 
 fn is_dns_label(s: &str) -> bool {
@@ -717,5 +760,37 @@ mod tests {
         .unwrap();
         assert_eq!((run.timeout, run.warmup), (MIN_DURATION, Warmup::None));
         assert_eq!(units::format_duration(run.timeout), "1ms");
+    }
+
+    #[test]
+    fn targets_default_to_restricted_and_may_opt_into_baseline() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        let mut root = s.targets[0].clone();
+        root.name = "root".into();
+        root.pod_security = Some("Baseline".into());
+        s.targets.push(root);
+        let run = validate(&s).unwrap();
+        assert_eq!(
+            run.pod_security,
+            vec![PodSecurity::Restricted, PodSecurity::Baseline]
+        );
+    }
+
+    #[test]
+    fn unknown_pod_security_and_root_user_ids_are_rejected_naming_the_field() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.targets[0].pod_security = Some("Privileged".into());
+        s.targets[0].run_as_user = Some(0);
+        let errs = validate(&s).unwrap_err();
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["spec.targets[0].podSecurity", "spec.targets[0].runAsUser"]
+        );
+        assert!(errs[0].message.contains("Restricted, Baseline"), "{errs:?}");
+        assert!(
+            errs[1].message.contains("podSecurity: Baseline"),
+            "{errs:?}"
+        );
     }
 }
