@@ -7,11 +7,14 @@
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
 //!   measuring-slot queue in [`slots`];
-//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`.
+//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`;
+//! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
 pub mod builders;
 pub mod controller;
 pub mod error;
+pub mod leader;
+pub mod lease;
 pub mod names;
 pub mod observe;
 pub mod observed;
