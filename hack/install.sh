@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs benchrun (CRD, RBAC, operator) from deploy/ into the cluster KUBECONFIG points at,
-# and waits until the operator is ready. On the project's local cluster it uses the
-# deploy/local overlay (Prometheus on the node's bridge) and restarts the operator when a new
-# image was imported under the same tag. Elsewhere it uses deploy/base, or BENCHRUN_OVERLAY.
+# and waits until both operator replicas are ready and one of them leads. On the project's
+# local cluster it uses the deploy/local overlay (Prometheus on the node's bridge) and restarts
+# the operator when a new image was imported under the same tag. Elsewhere it uses
+# deploy/base, or BENCHRUN_OVERLAY.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '%s install: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -28,11 +29,31 @@ if [ "$overlay" = deploy/local ] && [ -S "$sock" ]; then
       "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"benchrun.dev/image-digest\":\"${digest#sha256:}\"}}}}}" >/dev/null
   fi
 fi
-log "waiting for the operator"
+log "waiting for the operator (both replicas)"
+# rollout status returns once every replica of the new revision is updated and available.
 if ! kubectl -n benchrun-system rollout status deployment/benchrun-operator --timeout=180s; then
   kubectl -n benchrun-system get pods -o wide >&2 || true
   kubectl -n benchrun-system describe pods >&2 | tail -40 || true
   kubectl -n benchrun-system logs deploy/benchrun-operator --tail=40 >&2 || true
   exit 1
 fi
+# The replicas elect a leader on a Lease; wait until a pod that is not terminating holds it
+# (the holder identity is "<pod>_<random>").
+holder=
+for _ in $(seq 60); do
+  holder=$(kubectl -n benchrun-system get lease benchrun-operator \
+    -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true)
+  if [ -n "$holder" ] && deleting=$(kubectl -n benchrun-system get pod "${holder%_*}" \
+    -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null) && [ -z "$deleting" ]; then
+    break
+  fi
+  holder=
+  sleep 1
+done
+if [ -z "$holder" ]; then
+  log "no operator replica holds the lease benchrun-system/benchrun-operator"
+  kubectl -n benchrun-system get pods,lease -o wide >&2 || true
+  exit 1
+fi
+log "leader: $holder"
 log "benchrun is installed ($overlay)"

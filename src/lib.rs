@@ -8,11 +8,14 @@
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
 //!   measuring-slot queue in [`slots`];
-//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format.
+//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format;
+//! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
 pub mod builders;
 pub mod controller;
 pub mod error;
+pub mod leader;
+pub mod lease;
 pub mod logging;
 pub mod names;
 pub mod observe;

@@ -177,6 +177,25 @@ mod tests {
     }
 
     #[test]
+    fn a_new_leader_rebuilds_the_queue_from_the_phases_alone() {
+        // The old leader granted a/x and died before its status said Running; a/r is Running.
+        let old_leader = Slots::new(2);
+        let all = [
+            view("a/r", Some(phase::RUNNING), 1),
+            view("a/x", Some(phase::QUEUED), 2),
+            view("a/y", None, 3),
+        ];
+        assert_eq!(old_leader.acquire("a/x", &all), Slot::Free);
+        // The new leader has no grants of its own: the Running run keeps its slot, the
+        // ungranted one gets the free slot again in queue order, the younger one waits.
+        let new_leader = Slots::new(2);
+        assert!(matches!(new_leader.acquire("a/y", &all), Slot::HeldBy(_)));
+        assert_eq!(new_leader.acquire("a/r", &all), Slot::Free);
+        assert_eq!(new_leader.acquire("a/x", &all), Slot::Free);
+        assert!(matches!(new_leader.acquire("a/y", &all), Slot::HeldBy(h) if h.len() == 2));
+    }
+
+    #[test]
     fn two_slots_let_two_runs_measure() {
         let slots = Slots::new(2);
         let all = [

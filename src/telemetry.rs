@@ -1,8 +1,10 @@
 //! The operator's own observability: `/metrics` in the Prometheus text format, `/healthz`
-//! (the process serves) and `/readyz` (the controller's cache is synced).
+//! (the process serves) and `/readyz` (a standby has read the leader lease; the leader's
+//! controller cache is synced). The body of `/readyz` and the gauge `benchrun_leader` say
+//! whether this replica leads.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,8 +16,44 @@ use axum::Router;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+/// This replica's part in the leader election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Has not read the leader lease yet (or just lost it).
+    Starting = 0,
+    /// Another replica leads; this one waits to take over.
+    Standby = 1,
+    /// Holds the lease and runs the controller.
+    Leader = 2,
+}
+
+impl Role {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            1 => Role::Standby,
+            2 => Role::Leader,
+            _ => Role::Starting,
+        }
+    }
+}
+
+/// `/readyz` from the role and whether the controller's cache is synced: a standby is ready
+/// (it serves `/metrics` and can take over), a leader once its cache is synced.
+pub fn readiness(role: Role, synced: bool) -> (StatusCode, &'static str) {
+    match (role, synced) {
+        (Role::Starting, _) => (StatusCode::SERVICE_UNAVAILABLE, "starting\n"),
+        (Role::Standby, _) => (StatusCode::OK, "standby\n"),
+        (Role::Leader, false) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "leader, cache not synced\n",
+        ),
+        (Role::Leader, true) => (StatusCode::OK, "leader\n"),
+    }
+}
 
 /// Counters and histograms of the reconcile loop.
 #[derive(Debug)]
@@ -25,6 +63,8 @@ pub struct Metrics {
     errors: Family<Vec<(String, String)>, Counter>,
     measurements: Family<Vec<(String, String)>, Counter>,
     duration: Histogram,
+    leader: Gauge,
+    role: AtomicU8,
     ready: AtomicBool,
 }
 
@@ -55,12 +95,20 @@ impl Default for Metrics {
             "Duration of a reconcile",
             duration.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 when this replica holds the leader lease and runs the controller, else 0",
+            leader.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             reconciles,
             errors,
             measurements,
             duration,
+            leader,
+            role: AtomicU8::new(Role::Starting as u8),
             ready: AtomicBool::new(false),
         }
     }
@@ -87,9 +135,20 @@ impl Metrics {
             .inc();
     }
 
-    /// The controller's cache is synced: `/readyz` answers 200 from now on.
+    /// The controller's cache is synced: a leader's `/readyz` answers 200 from now on.
     pub fn set_ready(&self) {
         self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// This replica's part in the leader election (`/readyz`, `benchrun_leader`).
+    pub fn set_role(&self, role: Role) {
+        self.role.store(role as u8, Ordering::Relaxed);
+        self.leader.set(i64::from(role == Role::Leader));
+    }
+
+    /// This replica's part in the leader election.
+    pub fn role(&self) -> Role {
+        Role::from_u8(self.role.load(Ordering::Relaxed))
     }
 
     /// The metrics in the Prometheus text format.
@@ -112,12 +171,8 @@ async fn metrics_text(State(m): State<Arc<Metrics>>) -> impl IntoResponse {
     )
 }
 
-async fn readyz(State(m): State<Arc<Metrics>>) -> StatusCode {
-    if m.ready.load(Ordering::Relaxed) {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    }
+async fn readyz(State(m): State<Arc<Metrics>>) -> (StatusCode, &'static str) {
+    readiness(m.role(), m.ready.load(Ordering::Relaxed))
 }
 
 /// The HTTP routes: `/metrics`, `/healthz`, `/readyz`.
@@ -162,13 +217,36 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn readyz_turns_ready_once_the_cache_is_synced() {
+    async fn readyz_turns_ready_once_the_leaders_cache_is_synced() {
         let m = Arc::new(Metrics::default());
         assert_eq!(
-            readyz(State(m.clone())).await,
+            readyz(State(m.clone())).await.0,
             StatusCode::SERVICE_UNAVAILABLE
         );
+        m.set_role(Role::Leader);
+        assert_eq!(
+            readyz(State(m.clone())).await,
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "leader, cache not synced\n"
+            )
+        );
         m.set_ready();
-        assert_eq!(readyz(State(m)).await, StatusCode::OK);
+        assert_eq!(readyz(State(m)).await, (StatusCode::OK, "leader\n"));
+    }
+
+    #[test]
+    fn a_standby_is_ready_and_says_so_in_readyz_and_the_leader_gauge() {
+        assert_eq!(
+            readiness(Role::Standby, false),
+            (StatusCode::OK, "standby\n")
+        );
+        let m = Metrics::default();
+        assert!(m.render().contains("benchrun_leader 0"), "{}", m.render());
+        m.set_role(Role::Leader);
+        assert!(m.render().contains("benchrun_leader 1"), "{}", m.render());
+        m.set_role(Role::Standby);
+        assert!(m.render().contains("benchrun_leader 0"), "{}", m.render());
+        assert_eq!(m.role(), Role::Standby);
     }
 }

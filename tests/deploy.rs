@@ -1,7 +1,7 @@
 //! Repo consistency of `deploy/`: the CRD copy in the kustomize base equals the generated CRD,
-//! the operator Deployment keeps its hardening, and both installs (cluster-wide `deploy/base`,
-//! one namespace `deploy/namespaced`) grant the same least-privilege rules, the namespaced one
-//! without any cluster-scoped object.
+//! the operator Deployment keeps its hardening and its two replicas, both installs (cluster-wide
+//! `deploy/base`, one namespace `deploy/namespaced`) grant the same least-privilege rules, the
+//! namespaced one without any cluster-scoped object, and leader election may touch only its Lease.
 
 use std::path::Path;
 
@@ -211,5 +211,79 @@ fn namespaced_overlay_renders_only_objects_of_its_namespace() {
     assert_eq!(
         watch["valueFrom"]["fieldRef"]["fieldPath"],
         "metadata.namespace"
+    );
+}
+
+#[test]
+fn operator_runs_two_replicas_preferably_on_different_nodes() {
+    let all = docs("deploy/base/operator.yaml");
+    let dep = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(dep["spec"]["replicas"], 2);
+    let pod = &dep["spec"]["template"]["spec"];
+    let anti = &pod["affinity"]["podAntiAffinity"];
+    // Preferred, not required: the local cluster has one node and must run both.
+    assert!(anti["requiredDuringSchedulingIgnoredDuringExecution"].is_null());
+    let term = &anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"];
+    assert_eq!(term["topologyKey"], "kubernetes.io/hostname");
+    assert_eq!(
+        term["labelSelector"]["matchLabels"],
+        dep["spec"]["selector"]["matchLabels"]
+    );
+    let env = pod["containers"][0]["env"].as_sequence().unwrap();
+    let pod_name = env
+        .iter()
+        .find(|e| e["name"] == "POD_NAME")
+        .expect("POD_NAME");
+    assert_eq!(
+        pod_name["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.name"
+    );
+}
+
+#[test]
+fn leader_election_may_only_create_and_renew_its_own_lease_in_its_namespace() {
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        lease: benchrun::leader::LeaseArgs,
+    }
+    let lease_name = <Flags as clap::Parser>::parse_from(["operator"]).lease.name;
+    let k = read("deploy/base/kustomization.yaml");
+    assert!(k.contains("- leader-election.yaml"), "{k}");
+    let all = docs("deploy/base/leader-election.yaml");
+    let role = all.iter().find(|d| d["kind"] == "Role").expect("a Role");
+    assert_eq!(role["metadata"]["namespace"], "benchrun-system");
+    for rule in role["rules"].as_sequence().unwrap() {
+        assert_eq!(rule["apiGroups"][0], "coordination.k8s.io");
+        assert_eq!(rule["apiGroups"].as_sequence().unwrap().len(), 1);
+        assert_eq!(rule["resources"][0], "leases");
+        assert_eq!(rule["resources"].as_sequence().unwrap().len(), 1);
+        for verb in rule["verbs"].as_sequence().unwrap() {
+            let verb = verb.as_str().unwrap();
+            assert!(["create", "get", "update"].contains(&verb), "verb {verb}");
+            if verb != "create" {
+                assert_eq!(
+                    rule["resourceNames"].as_sequence().map(Vec::as_slice),
+                    Some(&[serde_yaml::Value::from(lease_name.as_str())][..]),
+                    "{verb} must be limited to the Lease the operator uses"
+                );
+            }
+        }
+    }
+    let binding = all
+        .iter()
+        .find(|d| d["kind"] == "RoleBinding")
+        .expect("a RoleBinding");
+    assert_eq!(binding["metadata"]["namespace"], "benchrun-system");
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], "benchrun-operator");
+    assert_eq!(binding["subjects"][0]["namespace"], "benchrun-system");
+    assert!(
+        !read("deploy/base/rbac.yaml").contains("leases"),
+        "the ClusterRole must not grant leases in every namespace"
+    );
+    assert!(
+        !read("deploy/base/leader-election.yaml").contains('*'),
+        "wildcards in deploy/base/leader-election.yaml"
     );
 }

@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use benchrun::lease::pod_of;
 use benchrun_api::{phase, BenchmarkRun};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
@@ -137,52 +138,114 @@ async fn invalid_spec_is_rejected_at_admission_with_its_message() {
     cluster.finish(&ns, outcome).await;
 }
 
-/// Deleting the operator pod in the middle of a run neither loses nor repeats a measurement,
-/// and the spec of a started run cannot be changed.
+/// Exactly one operator replica says it leads (`/readyz`), and it is the Lease holder.
+async fn one_leader_holds_the_lease(cluster: &Cluster) -> anyhow::Result<String> {
+    let holder = cluster
+        .lease_holder()
+        .await?
+        .context("the lease has no holder")?;
+    let roles = cluster.operator_roles().await?;
+    println!("lease holder {holder}; replicas {roles:?}");
+    let leaders: Vec<&String> = roles
+        .iter()
+        .filter(|(_, r)| r == "leader")
+        .map(|(p, _)| p)
+        .collect();
+    anyhow::ensure!(
+        leaders == [pod_of(&holder)],
+        "leaders by /readyz {leaders:?}, lease holder {holder}"
+    );
+    Ok(holder)
+}
+
+/// Killing the leader replica in the middle of a cell hands the run to the standby, which
+/// finishes it with every cell measured once and the target's own counts equal to the
+/// generator's; stopping the new leader gracefully mid-cell hands it over again, through a
+/// released lease. The spec of a started run cannot be changed.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
-async fn operator_restart_mid_run_measures_every_cell_once() {
+async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
     let cluster = Cluster::connect().await;
-    let ns = cluster.namespace("e2e-restart").await;
+    let ns = cluster.namespace("e2e-leader").await;
     let counter = TargetCounter::start(cluster.client.clone(), &ns);
-    let yaml = demo_run("restart", r#"{connections: [2, 4, 6]}"#, "");
+    let yaml = demo_run("takeover", r#"{connections: [2, 4, 6]}"#, "");
+    let loading = |cell: i32| {
+        move |r: &BenchmarkRun| {
+            r.status
+                .as_ref()
+                .and_then(|s| s.current.as_ref())
+                .is_some_and(|c| c.cell >= cell && c.stage == benchrun_api::stage::LOADING)
+        }
+    };
     let outcome = async {
+        let first = one_leader_holds_the_lease(&cluster).await?;
         cluster.apply_run(&ns, &yaml).await?;
-        // Wait until the first cell is under load, then kill the operator.
         cluster
-            .wait_until(&ns, "restart", Duration::from_secs(180), |r| {
-                r.status
-                    .as_ref()
-                    .and_then(|s| s.current.as_ref())
-                    .is_some_and(|c| c.stage == benchrun_api::stage::LOADING)
-            })
+            .wait_until(&ns, "takeover", Duration::from_secs(180), loading(0))
             .await?;
         let changed = cluster
             .patch_spec(
                 &ns,
-                "restart",
+                "takeover",
                 serde_json::json!({"load": {"connections": 9}}),
             )
             .await;
         anyhow::ensure!(changed.is_err(), "the spec of a running run was changed");
         println!("spec change refused: {:#}", changed.unwrap_err());
-        cluster.delete_operator_pod().await?;
+
+        // A crash: the leader cannot release its lease; the standby waits for it to expire.
+        let how = cluster.kill_operator_pod(pod_of(&first)).await?;
+        let (second, took, _) = cluster
+            .wait_for_new_leader(&first, Duration::from_secs(90))
+            .await?;
+        println!(
+            "TAKEOVER after the leader was killed ({how}): {:.1} s, new leader {second}",
+            took.as_secs_f64()
+        );
+        anyhow::ensure!(
+            pod_of(&second) != pod_of(&first),
+            "the killed pod leads again"
+        );
+
+        // A graceful stop: the leader releases its lease, the standby takes it at its next read.
+        cluster
+            .wait_until(&ns, "takeover", Duration::from_secs(300), loading(1))
+            .await?;
+        let second = one_leader_holds_the_lease(&cluster).await?;
+        cluster.stop_operator_pod(pod_of(&second)).await?;
+        let (third, took, released) = cluster
+            .wait_for_new_leader(&second, Duration::from_secs(90))
+            .await?;
+        println!(
+            "TAKEOVER after the leader was stopped gracefully: {:.1} s (lease seen released: {released}), new leader {third}",
+            took.as_secs_f64()
+        );
+        anyhow::ensure!(released, "the stopped leader did not release its lease");
+
         let run = cluster
-            .wait_finished(&ns, "restart", Duration::from_secs(600))
+            .wait_finished(&ns, "takeover", Duration::from_secs(600))
             .await?;
         let status = run.status.clone().unwrap_or_default();
-        anyhow::ensure!(status.phase.as_deref() == Some(phase::SUCCEEDED));
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}",
+            status.phase
+        );
         let keys: BTreeSet<(i32, i32)> =
             status.results.iter().map(|r| (r.cell, r.repeat)).collect();
         anyhow::ensure!(
             status.results.len() == 3 && keys.len() == 3,
-            "results {:?}",
-            keys
+            "results {keys:?}"
         );
         let counts = counter.snapshot();
         for r in &status.results {
-            assert_counts_match(&counts, "restart", r)?;
+            let seen = assert_counts_match(&counts, "takeover", r)?;
+            println!(
+                "cell {}: generator {} + warm-up {}, target counted {seen}",
+                r.cell, r.requests, r.warmup_requests
+            );
         }
+        one_leader_holds_the_lease(&cluster).await?;
         Ok(())
     }
     .await;

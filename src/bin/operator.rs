@@ -1,5 +1,7 @@
 //! The benchrun operator: reconciles BenchmarkRuns and serves `/metrics`, `/healthz` and
-//! `/readyz`. Runs in-cluster (service account) or from a kubeconfig for development.
+//! `/readyz`. Runs in-cluster (service account) or from a kubeconfig for development. Replicas
+//! elect a leader on a Lease; only the leader reconciles, and a leader that loses its lease
+//! exits (its Deployment restarts it as a standby).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use benchrun::builders::LoadSettings;
 use benchrun::controller::{self, Config};
+use benchrun::leader::{self, Elector, LeaseArgs};
 use benchrun::logging::{self, LogFormat};
 use benchrun::policy::Policy;
 use benchrun::telemetry::{self, Metrics};
@@ -55,6 +58,8 @@ struct Args {
     /// (comma-separated; empty: any image). A run naming another image is refused.
     #[arg(long, env = "BENCHRUN_ALLOWED_IMAGE_PREFIXES", value_delimiter = ',')]
     allowed_image_prefixes: Vec<String>,
+    #[command(flatten)]
+    lease: LeaseArgs,
 }
 
 #[tokio::main]
@@ -64,6 +69,7 @@ async fn main() -> anyhow::Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("failed to create a Kubernetes client (in-cluster or KUBECONFIG)")?;
+    let election = args.lease.settings(&client).map_err(anyhow::Error::msg)?;
     let metrics = Arc::new(Metrics::default());
     let server = tokio::spawn(telemetry::serve(args.metrics_addr, metrics.clone()));
     tracing::info!(prometheus = %args.prometheus_url, load_image = %args.load_image, addr = %args.metrics_addr, "starting");
@@ -84,11 +90,32 @@ async fn main() -> anyhow::Result<()> {
         max_measuring_runs: args.max_measuring_runs,
         namespace: args.namespace,
     };
+    let elector = Elector::new(client.clone(), election);
+    let work = || controller::run(client, config, metrics.clone());
     tokio::select! {
-        () = controller::run(client, config, metrics) => tracing::info!("controller stopped"),
+        res = leader::lead(elector, metrics.clone(), shutdown_signal(), work) => {
+            res?;
+            tracing::info!("controller stopped");
+        }
         res = server => {
             res.context("metrics server task")?.context("failed to serve metrics")?;
         }
     }
     Ok(())
+}
+
+/// SIGTERM or Ctrl-C. While leading, the controller listens for them itself and drains first.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
 }

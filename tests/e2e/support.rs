@@ -9,9 +9,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use benchrun_api::{phase, BenchmarkRun, CellResult};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
+
+/// Namespace of the operator installed by `make install`.
+pub const OPERATOR_NS: &str = "benchrun-system";
+/// The Lease its replicas elect their leader on.
+pub const OPERATOR_LEASE: &str = "benchrun-operator";
+/// The local cluster's containerd socket (see hack/cluster.sh).
+const CONTAINERD_SOCK: &str = "/run/containerd/containerd.sock";
 
 /// The cluster under test.
 pub struct Cluster {
@@ -137,20 +145,113 @@ impl Cluster {
         .await
     }
 
-    /// Deletes the operator's pod (its Deployment starts a new one).
-    pub async fn delete_operator_pod(&self) -> anyhow::Result<()> {
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), "benchrun-system");
-        let mut n = 0;
-        for p in pods.list(&ListParams::default()).await? {
-            let name = p.metadata.name.unwrap_or_default();
-            if name.starts_with("benchrun-operator") {
-                pods.delete(&name, &DeleteParams::default()).await?;
-                println!("deleted operator pod {name}");
-                n += 1;
+    /// The identity holding the operator's leader Lease (`<pod>_<random>`), if any.
+    pub async fn lease_holder(&self) -> anyhow::Result<Option<String>> {
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        let lease = leases.get(OPERATOR_LEASE).await?;
+        Ok(lease.spec.and_then(|s| s.holder_identity))
+    }
+
+    /// Polls the Lease every 100 ms until an identity other than `old` holds it. Returns the
+    /// new holder, the time it took and whether the lease was seen released in between.
+    pub async fn wait_for_new_leader(
+        &self,
+        old: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<(String, Duration, bool)> {
+        let t0 = Instant::now();
+        let mut released = false;
+        loop {
+            match self.lease_holder().await {
+                Ok(Some(h)) if h != old && !h.is_empty() => return Ok((h, t0.elapsed(), released)),
+                Ok(None) => released = true,
+                Ok(Some(h)) if h.is_empty() => released = true,
+                _ => {}
             }
+            anyhow::ensure!(
+                t0.elapsed() < timeout,
+                "{old} still leads after {timeout:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        anyhow::ensure!(n > 0, "no operator pod found in benchrun-system");
+    }
+
+    /// Kills an operator pod as a crash would: SIGKILL to its container through the node's
+    /// containerd (the local cluster; no chance to release the lease), then deletes the pod
+    /// without grace so it is not restarted in place. Without access to containerd, only the
+    /// deletion (the kubelet then sends SIGTERM). Returns how the pod was killed.
+    pub async fn kill_operator_pod(&self, pod: &str) -> anyhow::Result<&'static str> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        let p = pods.get(pod).await?;
+        let container = p
+            .status
+            .and_then(|s| s.container_statuses)
+            .and_then(|c| c.into_iter().next())
+            .and_then(|c| c.container_id)
+            .unwrap_or_default();
+        let mut how = "deleted with grace period 0 (SIGTERM, then SIGKILL)";
+        if let (Some(id), true) = (
+            container.strip_prefix("containerd://"),
+            std::path::Path::new(CONTAINERD_SOCK).exists(),
+        ) {
+            let out = std::process::Command::new("ctr")
+                .args([
+                    "-a",
+                    CONTAINERD_SOCK,
+                    "-n",
+                    "k8s.io",
+                    "task",
+                    "kill",
+                    "-s",
+                    "SIGKILL",
+                    id,
+                ])
+                .output()
+                .context("ctr")?;
+            anyhow::ensure!(
+                out.status.success(),
+                "ctr task kill: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            how = "SIGKILL to its container, then deleted with grace period 0";
+        }
+        pods.delete(pod, &DeleteParams::default().grace_period(0))
+            .await?;
+        println!("killed operator pod {pod}: {how}");
+        Ok(how)
+    }
+
+    /// Deletes an operator pod gracefully (SIGTERM: the operator drains and releases its lease).
+    pub async fn stop_operator_pod(&self, pod: &str) -> anyhow::Result<()> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        pods.delete(pod, &DeleteParams::default()).await?;
+        println!("deleted operator pod {pod} (graceful)");
         Ok(())
+    }
+
+    /// `/readyz` of every running operator pod, through the apiserver's pod proxy:
+    /// `(pod, body)`, e.g. `("benchrun-operator-…", "leader")`.
+    pub async fn operator_roles(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        let lp = ListParams::default().labels("app.kubernetes.io/name=benchrun-operator");
+        let mut roles = Vec::new();
+        for p in pods.list(&lp).await? {
+            let name = p.metadata.name.clone().unwrap_or_default();
+            let running = p.status.and_then(|s| s.phase).as_deref() == Some("Running");
+            if p.metadata.deletion_timestamp.is_some() || !running {
+                continue;
+            }
+            let path = format!("/api/v1/namespaces/{OPERATOR_NS}/pods/{name}:8080/proxy/readyz");
+            let req = http::Request::get(path).body(Vec::new()).unwrap();
+            // A 503 is an error for request_text; its body is not needed.
+            let body = self
+                .client
+                .request_text(req)
+                .await
+                .unwrap_or_else(|e| format!("not ready: {e}"));
+            roles.push((name, body.trim().to_string()));
+        }
+        Ok(roles)
     }
 
     /// Runs kubectl (from PATH) and returns its stdout.
@@ -181,9 +282,11 @@ impl Cluster {
                 vec![
                     "logs",
                     "-n",
-                    "benchrun-system",
-                    "deploy/benchrun-operator",
-                    "--tail=80",
+                    OPERATOR_NS,
+                    "-l",
+                    "app.kubernetes.io/name=benchrun-operator",
+                    "--prefix",
+                    "--tail=60",
                 ],
             ] {
                 println!("$ kubectl {}\n{}", args.join(" "), self.kubectl(&args));
