@@ -190,6 +190,8 @@ fn namespaced_overlay_renders_only_objects_of_its_namespace() {
         [
             "ServiceAccount",
             "Role",
+            "Role",
+            "RoleBinding",
             "RoleBinding",
             "Service",
             "Deployment"
