@@ -43,6 +43,9 @@ pub struct Config {
     pub max_measuring_runs: usize,
     /// Watch one namespace only (default: all).
     pub namespace: Option<String>,
+    /// How long after a measured window ends an unreachable Prometheus is asked for it again
+    /// before its CPU and memory are given up (see [`crate::plan::collections_due`]).
+    pub metrics_retry_for: Duration,
 }
 
 /// Shared state of all reconciles.

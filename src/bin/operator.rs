@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use benchrun::builders::LoadSettings;
@@ -37,12 +38,21 @@ struct Args {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "BENCHRUN_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     metrics_addr: SocketAddr,
+    /// How long after a measured window ends the operator keeps asking an unreachable
+    /// Prometheus (down, restarting, 5xx) for the window's CPU and memory, with backoff,
+    /// before recording them as unavailable; the run does not finish before (e.g. 10m, 30m).
+    #[arg(long, env = "BENCHRUN_METRICS_RETRY_FOR", default_value = "10m", value_parser = parse_duration)]
+    metrics_retry_for: Duration,
     /// Watch this namespace only (default: all namespaces).
     #[arg(long, env = "BENCHRUN_NAMESPACE")]
     namespace: Option<String>,
     /// Log as JSON lines instead of text.
     #[arg(long, env = "BENCHRUN_LOG_JSON")]
     log_json: bool,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    benchrun_api::units::duration(s)
 }
 
 #[tokio::main]
@@ -71,6 +81,7 @@ async fn main() -> anyhow::Result<()> {
         image_pull_policy: args.image_pull_policy,
         max_measuring_runs: args.max_measuring_runs,
         namespace: args.namespace,
+        metrics_retry_for: args.metrics_retry_for,
     };
     tokio::select! {
         () = controller::run(client, config, metrics) => tracing::info!("controller stopped"),
