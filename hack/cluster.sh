@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hack/cluster.sh up|down|status|env — the project's own real single-node Kubernetes.
+# hack/cluster.sh up|down|status|env|prometheus stop|start — the project's own real single-node Kubernetes.
 #
 # Runs upstream components (built from their Go modules by hack/build-k8s.sh into one
 # multi-call binary), containerd + runc + CNI bridge from Debian, and Prometheus scraping
@@ -630,11 +630,7 @@ cmd_up() {
   ensure_canary
   wait_for kubelet 90 "canary pod kube-system/benchrun-canary Running" canary_running
 
-  mkdir -p "$K/prometheus"
-  start prometheus /usr/bin/prometheus --config.file="$K/config/prometheus.yml" \
-    --storage.tsdb.path="$K/prometheus" --storage.tsdb.retention.time=12h \
-    --web.listen-address=$GW_IP:9090 --log.level=warn
-  wait_for prometheus 60 "ready on $PROM_URL" prom_ready
+  start_prometheus
   wait_for prometheus 90 "cAdvisor samples with namespace/pod/container labels" prom_has_pod_samples
 
   log "up in $(( $(date +%s) - t0 ))s"
@@ -776,6 +772,35 @@ cmd_env() {
   if [ -n "$b" ]; then echo "export PATH=$b:\$PATH"; fi
 }
 
+# prometheus stop|start: stop or start the cluster's Prometheus alone, keeping its data (the
+# e2e suite uses it to test an outage; `start` waits until it answers again)
+start_prometheus() {
+  mkdir -p "$K/prometheus"
+  start prometheus /usr/bin/prometheus --config.file="$K/config/prometheus.yml" \
+    --storage.tsdb.path="$K/prometheus" --storage.tsdb.retention.time=12h \
+    --web.listen-address=$GW_IP:9090 --log.level=warn
+  wait_for prometheus 60 "ready on $PROM_URL" prom_ready
+}
+
+# Inherited descriptors (e.g. the e2e suite's flock) must not live on in a long-running child.
+close_inherited_fds() {
+  local fd
+  for fd in $(ls /proc/$BASHPID/fd); do
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
+  return 0
+}
+
+cmd_prometheus() {
+  existing_cluster && die "KUBECONFIG points at a cluster this script did not start; its Prometheus is not ours"
+  need_root
+  case ${1:-} in
+    stop) stop prometheus ;;
+    start) ( close_inherited_fds; start_prometheus ) ;;
+    *) echo "usage: $0 prometheus stop|start" >&2; exit 2 ;;
+  esac
+}
+
 # up/down from several shells at once (parallel test suites) take turns; the second `up` then
 # finds a healthy cluster and does nothing
 lock() {
@@ -792,5 +817,6 @@ case ${1:-} in
   down) need_root; lock; cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+  prometheus) shift; cmd_prometheus "$@" ;;
+  *) echo "usage: $0 up|down|status|env|prometheus stop|start" >&2; exit 2 ;;
 esac

@@ -46,6 +46,9 @@ pub struct Config {
     pub namespace: Option<String>,
     /// The Prometheus URLs and target images runs may name.
     pub policy: Policy,
+    /// How long after a measured window ends an unreachable Prometheus is asked for it again
+    /// before its CPU and memory are given up (see [`crate::plan::collections_due`]).
+    pub metrics_retry_for: Duration,
 }
 
 /// Shared state of all reconciles.

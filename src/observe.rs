@@ -1,7 +1,7 @@
 //! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap and, once
-//! the window is scraped, Prometheus. Produces [`Observed`] for the planner.
-
-use std::collections::BTreeMap;
+//! the window is scraped, Prometheus — for the focus measurement and for the deferred
+//! collections the planner says are due ([`plan::collections_due`]). Produces [`Observed`]
+//! for the planner.
 
 use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, ValidatedRun};
 use benchrun_load::LoadResult;
@@ -16,7 +16,7 @@ use crate::builders::{Owner, DETAIL_KEY, LOAD_CONTAINER, TARGET_CONTAINER};
 use crate::controller::Context;
 use crate::error::{Error, Result};
 use crate::names::{self, label, role};
-use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
+use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
 use crate::plan;
 use crate::prometheus::{Prometheus, UsageQuery};
 use crate::slots::{self, RunView};
@@ -102,6 +102,11 @@ pub async fn observe(
     if plan::is_finished(status) {
         return Ok(o);
     }
+    o.metrics_retry_for = ctx.config.metrics_retry_for;
+    for (cell_i, repeat) in plan::collections_due(status, now) {
+        o.pending
+            .push(pending(ctx, v, owner, cell_i, repeat).await?);
+    }
     let Some((cell_i, repeat)) = plan::focus(v, status) else {
         return Ok(o);
     };
@@ -123,12 +128,7 @@ pub async fn observe(
         .and_then(|s| s.spec.as_ref()?.cluster_ip.clone())
         .filter(|ip| !ip.is_empty() && ip != "None");
     let job_name = names::job_name(&owner.name, cell_i, repeat);
-    let detail_name = names::detail_name(&owner.name, cell_i, repeat);
-    o.detail = Api::<ConfigMap>::namespaced(client.clone(), ns)
-        .get_opt(&detail_name)
-        .await
-        .map_err(observe_err(format!("ConfigMap {detail_name}")))?
-        .and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok());
+    o.detail = detail(ctx, owner, cell_i, repeat).await?;
     if let Some(job) = jobs.iter().find(|j| j.name_any() == job_name) {
         o.restarts_baseline = job
             .annotations()
@@ -163,6 +163,58 @@ pub async fn observe(
         }
     }
     Ok(o)
+}
+
+/// The merged load result stored in a measurement's detail ConfigMap, if any.
+async fn detail(
+    ctx: &Context,
+    owner: &Owner,
+    cell: usize,
+    repeat: usize,
+) -> Result<Option<LoadResult>> {
+    let name = names::detail_name(&owner.name, cell, repeat);
+    Ok(
+        Api::<ConfigMap>::namespaced(ctx.client.clone(), &owner.namespace)
+            .get_opt(&name)
+            .await
+            .map_err(observe_err(format!("ConfigMap {name}")))?
+            .and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok()),
+    )
+}
+
+/// Asks Prometheus again for a deferred measurement's window. The window and the pod-name
+/// regexes come from the stored load result and the deterministic names, so this works after
+/// the measurement's target pods and load Job are gone (Prometheus keeps their series).
+async fn pending(
+    ctx: &Context,
+    v: &ValidatedRun,
+    owner: &Owner,
+    cell_i: usize,
+    repeat: usize,
+) -> Result<PendingObserved> {
+    let collected = match (
+        v.cells.get(cell_i),
+        detail(ctx, owner, cell_i, repeat).await?,
+    ) {
+        (Some(cell), Some(load)) => {
+            let target = &v.spec.targets[cell.target].name;
+            let target_name =
+                names::target_name(&owner.name, target, &names::config_hash(target, cell));
+            let job_name = names::job_name(&owner.name, cell_i, repeat);
+            let usage = usage(ctx, v, owner, cell, &target_name, &job_name, &load).await;
+            Ok((load, usage))
+        }
+        (None, _) => Err(format!("cell {cell_i} is not in the spec")),
+        (_, None) => Err(format!(
+            "the load result (ConfigMap {}) is gone, so its window is unknown",
+            names::detail_name(&owner.name, cell_i, repeat)
+        )),
+    };
+    Ok(PendingObserved {
+        cell: cell_i,
+        repeat,
+        collected,
+    })
 }
 
 async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> Slot {
@@ -385,21 +437,28 @@ async fn usage(
     target_name: &str,
     job_name: &str,
     load: &LoadResult,
-) -> crate::observed::UsageObserved {
+) -> Collection {
     let url = v
         .spec
         .prometheus
         .as_ref()
         .and_then(|p| p.url.clone())
         .unwrap_or_else(|| ctx.config.prometheus_url.clone());
-    let prom = Prometheus::new(&url).map_err(|e| e.to_string())?;
+    let prom = match Prometheus::new(&url) {
+        Ok(p) => p,
+        Err(e) => return Collection::Answered(Err(e.to_string())),
+    };
     let ts = |ms: u64| Timestamp::from_millisecond(ms as i64).map_err(|e| e.to_string());
+    let (start, end) = match (ts(load.window_start_ms), ts(load.window_end_ms)) {
+        (Ok(start), Ok(end)) => (start, end),
+        (Err(e), _) | (_, Err(e)) => return Collection::Answered(Err(e)),
+    };
     let q = UsageQuery {
         namespace: owner.namespace.clone(),
         target_pods: format!("{target_name}-.*"),
         load_pods: format!("{job_name}-.*"),
-        start: ts(load.window_start_ms)?,
-        end: ts(load.window_end_ms)?,
+        start,
+        end,
         target_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64
             * f64::from(cell.replicas)
             / 1000.0,
@@ -411,11 +470,12 @@ async fn usage(
             .map(|p| p.extra_queries.clone())
             .unwrap_or_default(),
     };
-    let (u, extra): (_, BTreeMap<String, f64>) = prom
-        .usage(&q)
-        .await
-        .map_err(|e| format!("Prometheus at {url}: {e}"))?;
-    Ok((u, extra))
+    match prom.usage(&q).await {
+        Ok(u) => Collection::Answered(Ok(u)),
+        // Down, restarting or overloaded: the window can be asked for again later.
+        Err(e) if e.is_transient() => Collection::Unreachable(format!("Prometheus at {url}: {e}")),
+        Err(e) => Collection::Answered(Err(format!("Prometheus at {url}: {e}"))),
+    }
 }
 
 #[cfg(test)]

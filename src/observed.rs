@@ -4,6 +4,7 @@
 //! (see [`crate::plan::focus`]); tests build it by hand.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use benchrun_api::TargetUsage;
 use benchrun_load::LoadResult;
@@ -52,6 +53,35 @@ pub enum JobObserved {
 /// Prometheus usage of a measured window, or why it could not be read.
 pub type UsageObserved = Result<(TargetUsage, BTreeMap<String, f64>), String>;
 
+/// One attempt to read a measured window's usage from Prometheus.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Collection {
+    /// Prometheus answered: the usage, or an error that asking again would not fix (a bad
+    /// query, an answer of the wrong shape, an unusable URL).
+    Answered(UsageObserved),
+    /// Prometheus could not be reached (transport error, timeout, HTTP 5xx or 429): the same
+    /// window can be asked for again later.
+    Unreachable(String),
+}
+
+impl From<UsageObserved> for Collection {
+    fn from(u: UsageObserved) -> Self {
+        Collection::Answered(u)
+    }
+}
+
+/// A deferred collection that was due (see [`crate::plan::collections_due`]), as observed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingObserved {
+    /// Cell index.
+    pub cell: usize,
+    /// Repeat index.
+    pub repeat: usize,
+    /// The load result stored in the measurement's detail ConfigMap and what Prometheus said
+    /// for its window, or why the load result could not be read (the ConfigMap is gone).
+    pub collected: Result<(LoadResult, Collection), String>,
+}
+
 /// Everything observed for one reconcile of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observed {
@@ -81,6 +111,13 @@ pub struct Observed {
     pub usage: Option<UsageObserved>,
     /// The previous reconcile of this run failed and is being retried (a transient error).
     pub retrying: bool,
+    pub usage: Option<Collection>,
+    /// Deferred collections of earlier measurements that were due.
+    pub pending: Vec<PendingObserved>,
+    /// How long after a window ends the operator keeps asking an unreachable Prometheus for
+    /// it (an operator setting, carried here so that the planner stays a function of its
+    /// inputs).
+    pub metrics_retry_for: Duration,
 }
 
 impl Default for Observed {
@@ -99,6 +136,8 @@ impl Default for Observed {
             detail: None,
             usage: None,
             retrying: false,
+            pending: Vec::new(),
+            metrics_retry_for: crate::plan::DEFAULT_METRICS_RETRY_FOR,
         }
     }
 }

@@ -6,6 +6,10 @@
 //! Everything needed to resume lives in `status.current` and in the children (the Job's
 //! restart-baseline annotation, the detail ConfigMap), so a restarted operator continues where
 //! the last one stopped without losing or repeating a measurement.
+//!
+//! When Prometheus cannot be reached for a window, the measurement's result is recorded with
+//! its load figures and `metricsPending`, and the window is asked for again later (see
+//! `plan_metrics.rs`); that state, too, lives in status alone.
 
 use std::time::Duration;
 
@@ -24,6 +28,16 @@ use crate::observed::Observed;
 /// kubelet defaults, so on the local cluster a sample from after the window has normally been
 /// stored by then.
 pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
+/// How long after a window ends an unreachable Prometheus is asked for it again, unless the
+/// operator is told otherwise (`--metrics-retry-for`). Prometheus keeps the samples far longer
+/// (the local cluster keeps 12 h); the bound keeps a run from waiting forever for a
+/// Prometheus that is gone.
+pub const DEFAULT_METRICS_RETRY_FOR: Duration = Duration::from_secs(600);
+/// First wait before asking an unreachable Prometheus again; it doubles per failed attempt
+/// up to [`METRICS_RETRY_MAX`].
+pub const METRICS_RETRY_FIRST: Duration = Duration::from_secs(10);
+/// Longest wait between two attempts.
+pub const METRICS_RETRY_MAX: Duration = Duration::from_secs(60);
 /// Largest detail JSON kept whole; beyond it the per-second histograms are dropped.
 const DETAIL_MAX_BYTES: usize = 900 * 1024;
 
@@ -129,6 +143,28 @@ fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {
 /// [`SCRAPE_SETTLE`] after the window ends. Prometheus is queried for it from then on.
 pub fn scrape_ready_at(load: &LoadResult) -> i64 {
     load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64
+}
+
+/// The wait after the `attempts`-th failed attempt to reach Prometheus: 10 s, 20 s, 40 s,
+/// then 60 s.
+pub fn metrics_retry_delay(attempts: i32) -> Duration {
+    let doublings = attempts.clamp(1, 8) as u32 - 1;
+    (METRICS_RETRY_FIRST * 2u32.pow(doublings)).min(METRICS_RETRY_MAX)
+}
+
+/// The measurements whose deferred collection is due at `now` (its next attempt or its bound
+/// has come), as (cell, repeat): the windows [`crate::observe`] asks Prometheus for again.
+pub fn collections_due(status: &BenchmarkRunStatus, now: Timestamp) -> Vec<(usize, usize)> {
+    status
+        .results
+        .iter()
+        .filter(|r| {
+            r.metrics_pending
+                .as_ref()
+                .is_some_and(|p| now >= p.next_attempt.0 || now >= p.give_up_at.0)
+        })
+        .map(|r| (r.cell.max(0) as usize, r.repeat.max(0) as usize))
+        .collect()
 }
 
 /// True for `Succeeded` and `Failed`.
@@ -375,6 +411,9 @@ pub fn detail_json(load: &LoadResult) -> String {
 
 #[path = "plan_steps.rs"]
 mod steps;
+
+#[path = "plan_metrics.rs"]
+mod metrics;
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]

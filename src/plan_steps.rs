@@ -12,7 +12,7 @@ use super::{
     Note, Planner, SCRAPE_SETTLE,
 };
 use crate::names;
-use crate::observed::{JobObserved, Slot};
+use crate::observed::{Collection, JobObserved, Slot};
 
 /// How far past a stage's own limit a measurement may go without progress (see
 /// [`Planner::stage_limit`]).
@@ -87,16 +87,7 @@ impl Planner<'_> {
             "Valid",
             "the spec is valid".into(),
         );
-        self.condition(
-            condition::RUNNING,
-            true,
-            "Measuring",
-            format!(
-                "measuring {} cells × {} repeats",
-                self.run.cells.len(),
-                self.run.repeats
-            ),
-        );
+        self.set_measuring();
         self.note(
             false,
             "Started",
@@ -106,7 +97,18 @@ impl Planner<'_> {
         self.advance();
     }
 
-    /// Moves to the next measurement without a result, or finishes the run.
+    /// `Running=True` with reason `Measuring`.
+    pub(super) fn set_measuring(&mut self) {
+        let message = format!(
+            "measuring {} cells × {} repeats",
+            self.run.cells.len(),
+            self.run.repeats
+        );
+        self.condition(condition::RUNNING, true, "Measuring", message);
+    }
+
+    /// Moves to the next measurement without a result, or finishes the run once no
+    /// collection is pending.
     pub(super) fn advance(&mut self) {
         match next_pending(self.run, &self.status.results) {
             Some((cell, repeat)) => {
@@ -119,11 +121,13 @@ impl Planner<'_> {
                 });
                 self.after(Duration::from_millis(500));
             }
+            None if self.metrics_pending() => self.wait_for_metrics(),
             None => self.finish(),
         }
     }
 
     pub(super) fn step(&mut self) {
+        self.collect_pending();
         let Some(cur) = self.status.current.clone() else {
             self.advance();
             return;
@@ -215,6 +219,9 @@ impl Planner<'_> {
             return;
         }
         if let (true, Some(ip)) = (target.ready, self.obs.service_ip.clone()) {
+            if self.obs.job == JobObserved::Absent && self.hold_load(cell, repeat) {
+                return;
+            }
             let job = names::job_name(&self.obs.run_name, cell, repeat);
             if self.obs.job == JobObserved::Absent {
                 self.actions.push(Action::CreateJob {
@@ -328,40 +335,44 @@ impl Planner<'_> {
         if self.now.as_millisecond() < scrape_ready_at(&load) {
             return self.wait_for_scrape(&load);
         }
-        let Some(usage) = self.obs.usage.clone() else {
+        let Some(collection) = self.obs.usage.clone() else {
             self.after(Duration::from_secs(2));
             return;
         };
-        let (usage, extra) = match usage {
-            Ok((u, extra)) => (Some(u), extra),
-            Err(e) => {
-                self.note(
-                    true,
-                    "MetricsUnavailable",
-                    format!("cell {cell} repeat {repeat}: {e}"),
-                );
-                (None, Default::default())
-            }
+        let (usage, extra) = match &collection {
+            Collection::Answered(Ok((u, extra))) => (Some(u), extra.clone()),
+            _ => (None, Default::default()),
         };
         let pods = self.pod_facts(&load);
         let c = &self.run.cells[cell];
         let detail = names::detail_name(&self.obs.run_name, cell, repeat);
-        let result = results::measured_result(
+        let mut result = results::measured_result(
             self.run,
             c,
             repeat,
             &load,
-            usage.as_ref(),
+            usage,
             extra,
             &pods,
             Some(detail),
         );
+        match collection {
+            Collection::Answered(Ok(_)) => {}
+            Collection::Answered(Err(e)) => self.metrics_lost(&mut result, e),
+            Collection::Unreachable(e) => self.defer_metrics(&mut result, &load, e),
+        }
         self.note(
             false,
             "Measured",
             format!(
-                "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms",
-                result.throughput, result.latency_ms.p99
+                "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms{}",
+                result.throughput,
+                result.latency_ms.p99,
+                if result.metrics_pending.is_some() {
+                    " (CPU and memory pending)"
+                } else {
+                    ""
+                }
             ),
         );
         self.record(vec![result]);
@@ -401,14 +412,7 @@ impl Planner<'_> {
             ));
             self.status.results.push(r);
         }
-        self.status.results.sort_by_key(|r| (r.cell, r.repeat));
-        results::apply_variance(&mut self.status.results, self.run.repeats);
-        self.status.summary = Some(results::summarize(self.run, &self.status.results));
-        for (type_, ok, reason, message) in
-            results::result_conditions(self.run, &self.status.results)
-        {
-            self.condition(type_, ok, &reason, message);
-        }
+        self.refresh();
         let existing: Vec<String> = finished_jobs
             .into_iter()
             .filter(|j| self.obs.jobs.contains(j))
@@ -419,6 +423,18 @@ impl Planner<'_> {
         self.status.current = None;
         self.progress();
         self.advance();
+    }
+
+    /// Recomputes what derives from the results: variance warnings, summary, conditions.
+    pub(super) fn refresh(&mut self) {
+        self.status.results.sort_by_key(|r| (r.cell, r.repeat));
+        results::apply_variance(&mut self.status.results, self.run.repeats);
+        self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        for (type_, ok, reason, message) in
+            results::result_conditions(self.run, &self.status.results)
+        {
+            self.condition(type_, ok, &reason, message);
+        }
     }
 
     pub(super) fn fail_measurement(&mut self, cell: usize, repeat: usize, reason: String) {

@@ -1,7 +1,7 @@
 use super::*;
 use crate::builders::fixtures::run as validated;
-use crate::observed::{JobObserved, Observed, Slot, TargetObserved};
-use crate::{names, results};
+use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
+use crate::{names, results, validity};
 use benchrun_api::TargetUsage;
 use benchrun_api::{stage, CurrentMeasurement};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -303,7 +303,7 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
     };
     let o = Observed {
         detail: Some(load_result(3000)),
-        usage: Some(Ok((usage.clone(), Default::default()))),
+        usage: Some(Ok((usage.clone(), Default::default())).into()),
         target: Some(TargetObserved {
             restarts: 5,
             oom_kill_times_ms: vec![T0 + 5000, T0 - 60_000],
@@ -340,11 +340,13 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
 }
 
 #[test]
-fn prometheus_failure_still_records_the_load_figures_with_a_warning_event() {
+fn prometheus_refusing_the_query_still_records_the_load_figures_with_a_warning_event() {
     let run = validated(SPEC);
     let o = Observed {
         detail: Some(load_result(3000)),
-        usage: Some(Err("connection refused".into())),
+        usage: Some(Collection::Answered(Err(
+            "Prometheus answered 400 bad_data: parse error".into(),
+        ))),
         ..obs()
     };
     let d = plan(
@@ -355,6 +357,12 @@ fn prometheus_failure_still_records_the_load_figures_with_a_warning_event() {
     );
     assert_eq!(d.status.results[0].outcome, "Measured");
     assert_eq!(d.status.results[0].usage, TargetUsage::default());
+    assert_eq!(
+        d.status.results[0].metrics_pending, None,
+        "not worth asking again"
+    );
+    assert!(d.status.results[0].warnings[0]
+        .starts_with("MetricsUnavailable: Prometheus answered 400 bad_data: parse error"));
     assert!(d
         .notes
         .iter()
@@ -612,4 +620,424 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
     assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
     let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(11_000));
     assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
+}
+
+// ---- Prometheus unreachable: deferred collections ----
+
+const DOWN: &str =
+    "Prometheus at http://10.244.0.1:9090: failed to reach Prometheus: connection refused";
+
+fn unreachable() -> Collection {
+    Collection::Unreachable(DOWN.into())
+}
+
+/// Target usage as Prometheus gives it once it is back: 0.1 cores of a 250m limit.
+fn late_usage() -> TargetUsage {
+    TargetUsage {
+        cpu_avg_cores: Some(0.1),
+        cpu_avg_of_limit: Some(0.4),
+        memory_avg_bytes: Some(30 << 20),
+        memory_peak_bytes: Some(31 << 20),
+        ..TargetUsage::default()
+    }
+}
+
+/// The decision after cell 0 repeat 0 (window 3 s–13 s) was collected at 24 s while
+/// Prometheus was down.
+fn deferred() -> Decision {
+    let run = validated(SPEC);
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        usage: Some(unreachable()),
+        target: Some(ready_target()),
+        load_nodes: vec!["node-b".into()],
+        ..obs()
+    };
+    plan(
+        &run,
+        &running(0, 0, stage::COLLECTING, 14_000),
+        &o,
+        at(24_000),
+    )
+}
+
+fn answered(cell: usize, repeat: usize, c: Collection) -> PendingObserved {
+    PendingObserved {
+        cell,
+        repeat,
+        collected: Ok((load_result(3000), c)),
+    }
+}
+
+#[test]
+fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves_on() {
+    let d = deferred();
+    assert_eq!(d.status.results.len(), 1);
+    let r = &d.status.results[0];
+    assert_eq!(r.outcome, "Measured");
+    assert_eq!((r.requests, r.throughput), (10_000, 1000.0));
+    assert_eq!(r.usage, TargetUsage::default());
+    let p = r.metrics_pending.clone().expect("pending");
+    assert_eq!(p.attempts, 1);
+    assert_eq!(p.first_failure, Time(at(24_000)));
+    assert_eq!(p.next_attempt, Time(at(34_000)));
+    // The window ended at 13 s; the default bound is 10 minutes after it.
+    assert_eq!(p.give_up_at, Time(at(613_000)));
+    assert_eq!(p.last_error, DOWN);
+    let codes: Vec<&str> = r.warnings.iter().map(|w| validity::code_of(w)).collect();
+    assert_eq!(codes, vec!["MetricsPending"], "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("until 2025-11-30T14:10:13Z"),
+        "{}",
+        r.warnings[0]
+    );
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.warning && n.reason == "MetricsDeferred"));
+    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+    assert_eq!(
+        (m.status.as_str(), m.reason.as_str()),
+        ("False", "MetricsPending")
+    );
+    // On to the next measurement.
+    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    let cur = d.status.current.clone().unwrap();
+    assert_eq!(
+        (cur.cell, cur.repeat, cur.stage.as_str()),
+        (0, 1, stage::DEPLOYING)
+    );
+    assert_eq!(d.status.progress.as_deref(), Some("1/8"));
+}
+
+#[test]
+fn a_deferred_collection_is_due_at_its_next_attempt_or_its_bound() {
+    let s = deferred().status;
+    assert!(collections_due(&s, at(33_999)).is_empty());
+    assert_eq!(collections_due(&s, at(34_000)), vec![(0, 0)]);
+    let mut late = s.clone();
+    let p = late.results[0].metrics_pending.as_mut().unwrap();
+    p.next_attempt = Time(at(900_000));
+    assert_eq!(collections_due(&late, at(613_000)), vec![(0, 0)]);
+}
+
+#[test]
+fn still_unreachable_backs_off_and_keeps_the_first_failure() {
+    let run = validated(SPEC);
+    let mut status = deferred().status;
+    let mut retry_at = 34_000;
+    for (attempts, wait_s) in [(2, 20), (3, 40), (4, 60), (5, 60)] {
+        let o = Observed {
+            pending: vec![answered(0, 0, unreachable())],
+            ..obs()
+        };
+        let d = plan(&run, &status, &o, at(retry_at));
+        let p = d.status.results[0].metrics_pending.clone().unwrap();
+        assert_eq!(p.attempts, attempts);
+        assert_eq!(p.first_failure, Time(at(24_000)));
+        assert_eq!(p.next_attempt, Time(at(retry_at + wait_s * 1000)));
+        assert!(d.notes.is_empty(), "no event per retry: {:?}", d.notes);
+        assert!(d.requeue.unwrap() <= Duration::from_secs(wait_s as u64));
+        retry_at += wait_s * 1000;
+        status = d.status;
+    }
+}
+
+#[test]
+fn a_later_answer_fills_in_cpu_and_memory_and_recomputes_warnings_and_conditions() {
+    let run = validated(SPEC);
+    let before = deferred().status;
+    let o = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &before, &o, at(95_000));
+    let r = &d.status.results[0];
+    assert_eq!(r.metrics_pending, None);
+    assert_eq!(r.usage, late_usage());
+    // The load figures and pod facts recorded at the time are unchanged.
+    let was = &before.results[0];
+    assert_eq!(
+        (
+            r.requests,
+            r.throughput,
+            &r.latency_ms,
+            &r.load_nodes,
+            &r.detail
+        ),
+        (
+            was.requests,
+            was.throughput,
+            &was.latency_ms,
+            &was.load_nodes,
+            &was.detail
+        )
+    );
+    // With CPU known, the closed-model check can now speak: 40 % of the limit at c=4.
+    let codes: Vec<&str> = r.warnings.iter().map(|w| validity::code_of(w)).collect();
+    assert_eq!(codes, vec!["ConcurrencyBound"], "{:?}", r.warnings);
+    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+    assert_eq!(
+        (m.status.as_str(), m.reason.as_str()),
+        ("True", "MetricsRead")
+    );
+    assert!(cond(&d.status, condition::RESULTS_VALID)
+        .message
+        .contains("ConcurrencyBound ×1"));
+    assert_eq!(d.status.summary.as_ref().unwrap().suspect, 1);
+    let note = d
+        .notes
+        .iter()
+        .find(|n| n.reason == "MetricsCollected")
+        .unwrap();
+    assert!(!note.warning);
+    assert!(
+        note.message.contains("CPU 0.100 cores, memory 30.0 MiB"),
+        "{}",
+        note.message
+    );
+    // The measurement in progress is untouched.
+    assert_eq!(d.status.current, before.current);
+}
+
+#[test]
+fn a_late_answer_recomputes_the_slo_verdict() {
+    let run = validated(&format!("{SPEC}slo: {{p99: 200ms}}\n"));
+    let mut status = deferred().status;
+    status.results[0].slo = None;
+    let o = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(95_000));
+    assert_eq!(d.status.results[0].slo.as_deref(), Some("Met"));
+    assert_eq!(d.status.summary.unwrap().slo.as_deref(), Some("Met"));
+}
+
+#[test]
+fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reason() {
+    let run = validated(SPEC);
+    let status = deferred().status;
+    let o = Observed {
+        pending: vec![answered(0, 0, unreachable())],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(613_000));
+    let r = &d.status.results[0];
+    assert_eq!(r.metrics_pending, None);
+    assert_eq!(r.usage, TargetUsage::default());
+    assert_eq!(r.requests, 10_000, "the load figures are kept");
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be reached from 2025-11-30T14:00:24Z until 2025-11-30T14:10:13Z (2 attempts; last: Prometheus at"),
+        "{}",
+        r.warnings[0]
+    );
+    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+    assert_eq!(
+        (m.status.as_str(), m.reason.as_str()),
+        ("False", "MetricsMissing")
+    );
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.warning && n.reason == "MetricsUnavailable"));
+    assert!(collections_due(&d.status, at(700_000)).is_empty());
+}
+
+#[test]
+fn the_bound_is_the_operators_setting() {
+    let run = validated(SPEC);
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        usage: Some(unreachable()),
+        metrics_retry_for: Duration::from_secs(60),
+        ..obs()
+    };
+    let d = plan(
+        &run,
+        &running(0, 0, stage::COLLECTING, 14_000),
+        &o,
+        at(24_000),
+    );
+    let p = d.status.results[0].metrics_pending.clone().unwrap();
+    assert_eq!(p.give_up_at, Time(at(73_000)));
+    // An operator that was down past the bound gives the figures up at once.
+    let d = plan(
+        &run,
+        &running(0, 0, stage::COLLECTING, 14_000),
+        &o,
+        at(80_000),
+    );
+    let r = &d.status.results[0];
+    assert_eq!(r.metrics_pending, None);
+    assert!(
+        r.warnings[0].contains("the window ended more than 1m ago"),
+        "{}",
+        r.warnings[0]
+    );
+}
+
+#[test]
+fn a_gone_load_result_or_a_refused_query_ends_the_wait() {
+    let run = validated(SPEC);
+    let status = deferred().status;
+    let gone = PendingObserved {
+        cell: 0,
+        repeat: 0,
+        collected: Err("the load result (ConfigMap demo-detail-c0-r0) is gone".into()),
+    };
+    for p in [
+        gone,
+        answered(0, 0, Collection::Answered(Err("bad_data".into()))),
+    ] {
+        let o = Observed {
+            pending: vec![p],
+            ..obs()
+        };
+        let d = plan(&run, &status, &o, at(34_000));
+        assert_eq!(d.status.results[0].metrics_pending, None);
+        assert_eq!(
+            validity::code_of(&d.status.results[0].warnings[0]),
+            "MetricsUnavailable"
+        );
+    }
+}
+
+#[test]
+fn restart_in_between_resumes_the_pending_collection_from_status_alone() {
+    let run = validated(SPEC);
+    // What the apiserver stored, read back by a new operator process with no memory.
+    let json = serde_json::to_string(&deferred().status).unwrap();
+    let stored: BenchmarkRunStatus = serde_json::from_str(&json).unwrap();
+    assert!(
+        json.contains(r#""metricsPending":{"attempts":1,"#),
+        "{json}"
+    );
+    assert_eq!(collections_due(&stored, at(40_000)), vec![(0, 0)]);
+    let o = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &stored, &o, at(40_000));
+    assert_eq!(d.status.results[0].usage, late_usage());
+    assert_eq!(d.status.results[0].metrics_pending, None);
+}
+
+#[test]
+fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
+    let run = validated(SPEC);
+    let status = deferred().status;
+    let ready = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        ..obs()
+    };
+    let d = plan(&run, &status, &ready, at(30_000));
+    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
+    let c = cond(&d.status, condition::RUNNING);
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "WaitingForPrometheus")
+    );
+    assert!(d.notes.iter().any(|n| n.reason == "WaitingForPrometheus"));
+    assert_eq!(
+        d.requeue,
+        Some(Duration::from_secs(4)),
+        "until the next attempt at 34 s"
+    );
+    // Held again: no second event.
+    let again = plan(&run, &d.status, &ready, at(31_000));
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+    // Prometheus answers: the figures are filled in and the load starts.
+    let back = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..ready
+    };
+    let d = plan(&run, &again.status, &back, at(34_000));
+    assert!(d.actions.iter().any(|a| matches!(
+        a,
+        Action::CreateJob {
+            cell: 0,
+            repeat: 1,
+            ..
+        }
+    )));
+    assert_eq!(cond(&d.status, condition::RUNNING).reason, "Measuring");
+}
+
+#[test]
+fn the_run_does_not_finish_while_a_collection_is_pending() {
+    let run = validated(
+        &SPEC
+            .replace("repeats: 2", "repeats: 1")
+            .replace("cpu: [\"250m\", \"500m\"], ", ""),
+    );
+    // Cell 0 deferred; cell 1, the last, is collected while Prometheus is still down.
+    let mut status = running(1, 0, stage::COLLECTING, 40_000);
+    status.results = deferred().status.results;
+    let o = Observed {
+        detail: Some(load_result(30_000)),
+        usage: Some(unreachable()),
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(51_000));
+    assert_eq!(d.status.results.len(), 2);
+    assert!(d.status.results.iter().all(|r| r.metrics_pending.is_some()));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.current, None);
+    assert_eq!(d.status.completion_time, None);
+    let c = cond(&d.status, condition::RUNNING);
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "CollectingMetrics")
+    );
+    assert!(d.requeue.is_some());
+    // One answered, one not yet: still running.
+    let o = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &d.status, &o, at(55_000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    // Both answered: the run succeeds with CPU and memory in every result.
+    let o = Observed {
+        pending: vec![PendingObserved {
+            collected: Ok((
+                load_result(30_000),
+                Ok((late_usage(), Default::default())).into(),
+            )),
+            ..answered(1, 0, unreachable())
+        }],
+        ..obs()
+    };
+    let d = plan(&run, &d.status, &o, at(70_000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert!(d
+        .status
+        .results
+        .iter()
+        .all(|r| r.usage.cpu_avg_cores == Some(0.1)));
+    assert_eq!(cond(&d.status, condition::METRICS_AVAILABLE).status, "True");
 }

@@ -88,6 +88,21 @@ pub enum PromError {
     },
 }
 
+impl PromError {
+    /// True when asking again later may succeed: Prometheus could not be reached, timed out,
+    /// or answered 5xx or 429 (down, restarting, overloaded). A bad query, an answer of the
+    /// wrong shape or an unusable URL stays wrong however often it is asked.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            PromError::Unreachable { .. } => true,
+            PromError::Query { status, .. } => *status >= 500 || *status == 429,
+            PromError::InvalidUrl { .. } | PromError::Client(_) | PromError::BadResponse { .. } => {
+                false
+            }
+        }
+    }
+}
+
 /// The figures to read for one measurement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UsageQuery {
@@ -317,6 +332,15 @@ pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f6
         reason,
     };
     let api: ApiResponse = serde_json::from_slice(body).map_err(|e| {
+        if status >= 500 || status == 429 {
+            // Not an API answer, e.g. "Service Unavailable" while Prometheus replays its WAL,
+            // or a proxy's error page: unavailable, not a bad query (and worth asking again).
+            return PromError::Query {
+                query: query.to_string(),
+                status,
+                error_type: "unavailable",
+            };
+        }
         bad(format!(
             "not a Prometheus API answer ({} bytes, {})",
             body.len(),
@@ -446,12 +470,11 @@ mod tests {
 
     #[test]
     fn a_non_json_answer_is_a_bad_response_without_its_bytes() {
-        let err = parse(502, "<html>SECRET Bad Gateway</html>")
-            .unwrap_err()
-            .to_string();
+        let err = parse(200, "<html>SECRET Bad Gateway</html>").unwrap_err();
+        assert!(!err.is_transient());
         assert_eq!(
-            err,
-            r#"failed to read the answer to "up" (HTTP 502): not a Prometheus API answer (31 bytes, not JSON)"#
+            err.to_string(),
+            r#"failed to read the answer to "up" (HTTP 200): not a Prometheus API answer (31 bytes, not JSON)"#
         );
     }
 
@@ -468,6 +491,42 @@ mod tests {
             let err = parse(200, body).unwrap_err().to_string();
             assert!(!err.contains("SECRET"), "{body} gave {err}");
         }
+    }
+
+    #[test]
+    fn a_5xx_page_means_unavailable_and_is_worth_asking_again() {
+        let err = parse(502, "<html>Bad Gateway</html>").unwrap_err();
+        assert!(err.is_transient(), "{err}");
+        assert!(err
+            .to_string()
+            .ends_with("HTTP 502 with error type unavailable"));
+        let timeout = r#"{"status":"error","errorType":"timeout","error":"query timed out"}"#;
+        assert!(parse(503, timeout).unwrap_err().is_transient());
+    }
+
+    #[test]
+    fn a_bad_query_is_not_worth_asking_again() {
+        let body = r#"{"status":"error","errorType":"bad_data","error":"parse error"}"#;
+        assert!(!parse(400, body).unwrap_err().is_transient());
+        let exec = r#"{"status":"error","errorType":"execution","error":"many-to-many"}"#;
+        assert!(!parse(422, exec).unwrap_err().is_transient());
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_is_unreachable_and_worth_asking_again() {
+        // A loopback port that was just free: nothing listens on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let prom = Prometheus::new(&format!("http://127.0.0.1:{port}")).unwrap();
+        let err = prom
+            .instant("up", jiff::Timestamp::now())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, PromError::Unreachable { .. }), "{err}");
+        assert!(err.is_transient());
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub mod reason {
     pub const METRICS_READ: &str = "MetricsRead";
     /// Prometheus gave no CPU or memory for some measurement.
     pub const METRICS_MISSING: &str = "MetricsMissing";
+    /// Some measurement's CPU and memory wait for an unreachable Prometheus.
+    pub const METRICS_PENDING: &str = "MetricsPending";
 }
 
 /// What the observed target and load pods showed during the measurement.
@@ -130,10 +132,49 @@ pub fn measured_result(
         warnings: Vec::new(),
         extra,
         detail,
+        metrics_pending: None,
     };
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
     r
+}
+
+/// A measured result again, now with the usage Prometheus gave late: every figure, warning
+/// and the SLO verdict are computed afresh from the stored load result, while the pod facts
+/// (restarts, OOM kills, nodes) and the detail name stay those recorded at the time.
+pub fn with_late_usage(
+    run: &ValidatedRun,
+    cell: &Cell,
+    recorded: &CellResult,
+    load: &LoadResult,
+    usage: &TargetUsage,
+    extra: BTreeMap<String, f64>,
+) -> CellResult {
+    let pods = PodFacts {
+        restarts: recorded.restarts,
+        oom_kills: recorded.oom_kills,
+        target_nodes: recorded.target_nodes.clone(),
+        load_nodes: recorded.load_nodes.clone(),
+    };
+    measured_result(
+        run,
+        cell,
+        recorded.repeat.max(0) as usize,
+        load,
+        Some(usage),
+        extra,
+        &pods,
+        recorded.detail.clone(),
+    )
+}
+
+/// Replaces the result's `MetricsUnavailable` or `MetricsPending` warning with `warning`.
+pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
+    r.warnings.retain(|w| {
+        let c = code_of(w);
+        c != code::METRICS_UNAVAILABLE && c != code::METRICS_PENDING
+    });
+    r.warnings.push(warning);
 }
 
 /// The result of a measurement that could not be carried out.
@@ -235,7 +276,8 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
 }
 
 /// The result conditions as (type, status, reason, message): `SLOsMet` (only when the run has
-/// SLOs), `ResultsValid` and `MetricsAvailable`.
+/// SLOs), `ResultsValid` and `MetricsAvailable` (`MetricsMissing` for figures lost for good
+/// before `MetricsPending` for figures still to be read).
 pub fn result_conditions(
     run: &ValidatedRun,
     results: &[CellResult],
@@ -312,10 +354,24 @@ pub fn result_conditions(
         })
         .map(|r| format!("cell {} r{}", r.cell, r.repeat))
         .collect();
-    out.push(if missing.is_empty() {
-        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {n} measurements"))
+    let pending: Vec<String> = measured
+        .iter()
+        .filter(|r| r.metrics_pending.is_some())
+        .map(|r| format!("cell {} r{}", r.cell, r.repeat))
+        .collect();
+    let waiting = match pending.len() {
+        0 => String::new(),
+        k => format!(
+            "; {k} more wait for Prometheus, which could not be reached ({})",
+            first(&pending, 5)
+        ),
+    };
+    out.push(if !missing.is_empty() {
+        (condition::METRICS_AVAILABLE, false, reason::METRICS_MISSING.into(), format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept{waiting}", missing.len(), first(&missing, 5)))
+    } else if !pending.is_empty() {
+        (condition::METRICS_AVAILABLE, false, reason::METRICS_PENDING.into(), format!("CPU and memory of {} of {n} measurements wait for Prometheus, which could not be reached ({}); they are read for the same windows when it answers", pending.len(), first(&pending, 5)))
     } else {
-        (condition::METRICS_AVAILABLE, false, reason::METRICS_MISSING.into(), format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept", missing.len(), first(&missing, 5)))
+        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {n} measurements"))
     });
     out
 }

@@ -31,6 +31,8 @@ pub mod code {
     pub const CONCURRENCY_BOUND: &str = "ConcurrencyBound";
     /// Prometheus gave no CPU or memory figures.
     pub const METRICS_UNAVAILABLE: &str = "MetricsUnavailable";
+    /// Prometheus could not be reached yet; CPU and memory are still to be read.
+    pub const METRICS_PENDING: &str = "MetricsPending";
 }
 
 /// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
@@ -120,6 +122,31 @@ pub fn warnings(
         ));
     }
     out
+}
+
+/// The warning of a measurement whose CPU and memory wait for an unreachable Prometheus.
+pub fn metrics_pending(error: &str, give_up_at: jiff::Timestamp) -> String {
+    format!(
+        "{}: Prometheus could not be reached ({error}); target CPU and memory will be read for the same window when it answers, until {} (the load figures are final)",
+        code::METRICS_PENDING,
+        second(give_up_at)
+    )
+}
+
+/// The warning of a measurement whose CPU and memory were given up: Prometheus stayed
+/// unreachable until `give_up_at`, or something else made the window unreadable (`why`).
+pub fn metrics_given_up(why: &str) -> String {
+    format!(
+        "{}: {why}; target CPU and memory are missing (the load figures are kept)",
+        code::METRICS_UNAVAILABLE
+    )
+}
+
+/// A time to the second, e.g. `2026-12-01T09:31:02Z`.
+pub fn second(t: jiff::Timestamp) -> String {
+    jiff::Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .to_string()
 }
 
 fn generator_bound(r: &CellResult, threads: u64) -> Option<String> {

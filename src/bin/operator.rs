@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use benchrun::builders::LoadSettings;
@@ -42,6 +43,11 @@ struct Args {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "BENCHRUN_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     metrics_addr: SocketAddr,
+    /// How long after a measured window ends the operator keeps asking an unreachable
+    /// Prometheus (down, restarting, 5xx) for the window's CPU and memory, with backoff,
+    /// before recording them as unavailable; the run does not finish before (e.g. 10m, 30m).
+    #[arg(long, env = "BENCHRUN_METRICS_RETRY_FOR", default_value = "10m", value_parser = parse_duration)]
+    metrics_retry_for: Duration,
     /// Watch this namespace only (default: all namespaces).
     #[arg(long, env = "BENCHRUN_NAMESPACE")]
     namespace: Option<String>,
@@ -60,6 +66,10 @@ struct Args {
     allowed_image_prefixes: Vec<String>,
     #[command(flatten)]
     lease: LeaseArgs,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    benchrun_api::units::duration(s)
 }
 
 #[tokio::main]
@@ -89,6 +99,7 @@ async fn main() -> anyhow::Result<()> {
         image_pull_policy: args.image_pull_policy,
         max_measuring_runs: args.max_measuring_runs,
         namespace: args.namespace,
+        metrics_retry_for: args.metrics_retry_for,
     };
     let elector = Elector::new(client.clone(), election);
     let work = || controller::run(client, config, metrics.clone());

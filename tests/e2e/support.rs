@@ -388,3 +388,49 @@ pub fn assert_counts_match(
     );
     Ok(seen)
 }
+
+/// The local cluster's Prometheus, stopped for a test by `hack/cluster.sh prometheus stop`.
+/// Dropping the guard starts it again (and waits until it answers), also when the test fails.
+pub struct PrometheusOutage {
+    stopped: bool,
+}
+
+impl PrometheusOutage {
+    /// Stops Prometheus (its data stays).
+    pub fn begin() -> anyhow::Result<Self> {
+        cluster_sh(&["prometheus", "stop"])?;
+        Ok(PrometheusOutage { stopped: true })
+    }
+
+    /// Starts Prometheus again and waits until it answers.
+    pub fn end(&mut self) -> anyhow::Result<()> {
+        if std::mem::take(&mut self.stopped) {
+            cluster_sh(&["prometheus", "start"])?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PrometheusOutage {
+    fn drop(&mut self) {
+        if let Err(e) = self.end() {
+            eprintln!("failed to start Prometheus again: {e:#}");
+        }
+    }
+}
+
+fn cluster_sh(args: &[&str]) -> anyhow::Result<()> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/cluster.sh");
+    let out = std::process::Command::new(script)
+        .args(args)
+        .output()
+        .with_context(|| format!("failed to run {script}"))?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    println!("$ hack/cluster.sh {}\n{}", args.join(" "), log.trim_end());
+    anyhow::ensure!(
+        out.status.success(),
+        "hack/cluster.sh {args:?}: {}",
+        out.status
+    );
+    Ok(())
+}

@@ -38,7 +38,8 @@ pub mod condition {
     pub const SLOS_MET: &str = "SLOsMet";
     /// No validity warning was raised (`False` lists what made the results suspect).
     pub const RESULTS_VALID: &str = "ResultsValid";
-    /// Prometheus answered (`False` when CPU and memory could not be read; load results are
+    /// Prometheus answered (`False` when CPU and memory could not be read, reason
+    /// `MetricsMissing`, or are still to be read, reason `MetricsPending`; load results are
     /// still kept).
     pub const METRICS_AVAILABLE: &str = "MetricsAvailable";
     /// Present once the apiserver refused one of the run's children (an object it would never
@@ -274,7 +275,8 @@ pub struct CellResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
     /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
-    /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable).
+    /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable,
+    /// MetricsPending).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Values of `prometheus.extraQueries`, by name.
@@ -283,6 +285,30 @@ pub struct CellResult {
     /// ConfigMap holding this measurement's histograms and per-second timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Present while the target's CPU and memory are still to be read: Prometheus could not be
+    /// reached when the window was collected (transport error, timeout, HTTP 5xx). The load
+    /// figures are final; the operator asks Prometheus again for the same window with backoff
+    /// until `giveUpAt`, then fills the figures in (and recomputes the warnings and the SLO
+    /// verdict) or records `MetricsUnavailable`. The run does not finish while any is present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_pending: Option<MetricsPending>,
+}
+
+/// A deferred reading of a measurement's CPU and memory from Prometheus.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsPending {
+    /// Attempts that found Prometheus unreachable so far.
+    pub attempts: i32,
+    /// When the first attempt failed.
+    pub first_failure: Time,
+    /// When the next attempt is due.
+    pub next_attempt: Time,
+    /// When the operator stops asking: the window's end plus its retry bound
+    /// (`--metrics-retry-for`, 10 minutes by default).
+    pub give_up_at: Time,
+    /// Why the last attempt failed, e.g. `failed to reach Prometheus at …: connection refused`.
+    pub last_error: String,
 }
 
 /// Headline figures of a run.
