@@ -124,13 +124,12 @@ impl Planner<'_> {
             self.advance();
             return;
         };
-        let (cell, repeat) = (cur.cell as usize, cur.repeat as usize);
-        if cell >= self.run.cells.len() || repeat >= self.run.repeats {
-            // Status from another spec version: it cannot be continued.
+        let Some((cell, repeat)) = super::current_in_range(self.run, &cur) else {
+            // Status from another spec version (or written by hand): it cannot be continued.
             self.status.current = None;
             self.advance();
             return;
-        }
+        };
         match cur.stage.as_str() {
             stage::LOADING => self.loading(&cur, cell, repeat),
             stage::COLLECTING => self.collecting(cell, repeat),
@@ -331,9 +330,13 @@ impl Planner<'_> {
             Warmup::Duration(d) => d.as_millis() as i64,
             _ => 0,
         };
-        let load_start = load.window_start_ms as i64 - warmup_ms;
+        let load_start = i64::try_from(load.window_start_ms)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(warmup_ms);
         PodFacts {
-            restarts: (target.restarts - self.obs.restarts_baseline.unwrap_or(target.restarts))
+            restarts: target
+                .restarts
+                .saturating_sub(self.obs.restarts_baseline.unwrap_or(target.restarts))
                 .max(0),
             oom_kills: target
                 .oom_kill_times_ms
