@@ -14,7 +14,9 @@
 use std::time::Duration;
 
 use benchrun_api::validate::FieldError;
-use benchrun_api::{condition, phase, BenchmarkRunStatus, CellResult, ValidatedRun};
+use benchrun_api::{
+    condition, phase, BenchmarkRunStatus, CellResult, CurrentMeasurement, ValidatedRun,
+};
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -119,11 +121,25 @@ pub struct Refusal {
 }
 
 /// The measurement the run is on: the current one, or else the first without a result.
+/// Always in range of `run.cells` and `run.repeats`: a `status.current` that is not (written
+/// for another spec version, or by hand) is ignored, so callers may index with it.
 pub fn focus(run: &ValidatedRun, status: &BenchmarkRunStatus) -> Option<(usize, usize)> {
-    if let Some(c) = &status.current {
-        return Some((c.cell.max(0) as usize, c.repeat.max(0) as usize));
-    }
-    next_pending(run, &status.results)
+    status
+        .current
+        .as_ref()
+        .and_then(|c| current_in_range(run, c))
+        .or_else(|| next_pending(run, &status.results))
+}
+
+/// The (cell, repeat) of `current` when both are in range of the run.
+fn current_in_range(run: &ValidatedRun, c: &CurrentMeasurement) -> Option<(usize, usize)> {
+    let cell = usize::try_from(c.cell)
+        .ok()
+        .filter(|&i| i < run.cells.len())?;
+    let repeat = usize::try_from(c.repeat)
+        .ok()
+        .filter(|&r| r < run.repeats)?;
+    Some((cell, repeat))
 }
 
 fn next_pending(run: &ValidatedRun, results: &[CellResult]) -> Option<(usize, usize)> {
@@ -142,7 +158,9 @@ fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {
 /// When the measured window of `load` counts as scraped, in Unix milliseconds:
 /// [`SCRAPE_SETTLE`] after the window ends. Prometheus is queried for it from then on.
 pub fn scrape_ready_at(load: &LoadResult) -> i64 {
-    load.window_end_ms as i64 + SCRAPE_SETTLE.as_millis() as i64
+    i64::try_from(load.window_end_ms)
+        .unwrap_or(i64::MAX)
+        .saturating_add(SCRAPE_SETTLE.as_millis() as i64)
 }
 
 /// The wait after the `attempts`-th failed attempt to reach Prometheus: 10 s, 20 s, 40 s,

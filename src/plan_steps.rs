@@ -132,13 +132,12 @@ impl Planner<'_> {
             self.advance();
             return;
         };
-        let (cell, repeat) = (cur.cell as usize, cur.repeat as usize);
-        if cell >= self.run.cells.len() || repeat >= self.run.repeats {
-            // Status from another spec version: it cannot be continued.
+        let Some((cell, repeat)) = super::current_in_range(self.run, &cur) else {
+            // Status from another spec version (or written by hand): it cannot be continued.
             self.status.current = None;
             self.advance();
             return;
-        }
+        };
         let (limit, stalled) = self.stage_limit(&cur.stage);
         if self.obs.retrying && self.elapsed(&cur.since) > limit {
             // Reconciles keep failing (an apply or a read) before the stage's own check can end
@@ -384,9 +383,13 @@ impl Planner<'_> {
             Warmup::Duration(d) => d.as_millis() as i64,
             _ => 0,
         };
-        let load_start = load.window_start_ms as i64 - warmup_ms;
+        let load_start = i64::try_from(load.window_start_ms)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(warmup_ms);
         PodFacts {
-            restarts: (target.restarts - self.obs.restarts_baseline.unwrap_or(target.restarts))
+            restarts: target
+                .restarts
+                .saturating_sub(self.obs.restarts_baseline.unwrap_or(target.restarts))
                 .max(0),
             oom_kills: target
                 .oom_kill_times_ms

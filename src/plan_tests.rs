@@ -571,6 +571,23 @@ fn focus_is_the_current_measurement_or_the_first_without_a_result() {
 }
 
 #[test]
+fn focus_ignores_a_current_measurement_out_of_range() {
+    // A status written for another spec version, or by hand: observe indexes cells with the
+    // focus, so it must never point past them.
+    let run = validated(SPEC);
+    for (cell, repeat) in [(4, 0), (0, 2), (-1, 0), (0, -1), (i32::MAX, i32::MIN)] {
+        let s = running(cell, repeat, stage::LOADING, 0);
+        assert_eq!(focus(&run, &s), Some((0, 0)), "cell {cell} repeat {repeat}");
+        let d = plan(&run, &s, &obs(), at(1000));
+        let cur = d.status.current.expect("moved to a measurement in range");
+        assert_eq!(
+            (cur.cell, cur.repeat, cur.stage.as_str()),
+            (0, 0, stage::DEPLOYING)
+        );
+    }
+}
+
+#[test]
 fn oversized_detail_drops_per_second_histograms_first() {
     let mut r = load_result(0);
     r.timeline = (0..200)

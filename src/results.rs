@@ -106,7 +106,9 @@ pub fn measured_result(
             connect_refused: int(e.connect_refused),
             connect_timeout: int(e.connect_timeout),
             timeout: int(e.timeout),
-            read: int(e.read + e.body_mismatch + e.protocol + e.connect_other),
+            read: int([e.body_mismatch, e.protocol, e.connect_other]
+                .into_iter()
+                .fold(e.read, u64::saturating_add)),
             status4xx: int(e.status_4xx),
             status5xx: int(e.status_5xx),
         },

@@ -186,7 +186,16 @@ fn concurrency_bound(r: &CellResult) -> Option<String> {
 
 fn error_total(r: &CellResult) -> i64 {
     let e = &r.errors;
-    e.connect_refused + e.connect_timeout + e.timeout + e.read + e.status4xx + e.status5xx
+    // Saturating: the counts come from a pod's log, not from arithmetic of our own.
+    [
+        e.connect_timeout,
+        e.timeout,
+        e.read,
+        e.status4xx,
+        e.status5xx,
+    ]
+    .into_iter()
+    .fold(e.connect_refused, i64::saturating_add)
 }
 
 fn error_breakdown(r: &CellResult) -> String {

@@ -624,3 +624,32 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
     counter.stop();
     cluster.finish(&ns, outcome).await;
 }
+
+/// A header value holding CR/LF (request smuggling into the load generator) is refused by the
+/// real apiserver with a message that names the header.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn header_with_crlf_is_rejected_at_admission_naming_the_field() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-smuggle").await;
+    let yaml = demo_run("smuggle", "{}", "").replace(
+        "{name: hello, path: /hello}",
+        r#"{name: hello, path: /hello, headers: {X-A: "b\r\nX-Injected: 1"}}"#,
+    );
+    let outcome = async {
+        let err = match cluster.apply_run(&ns, &yaml).await {
+            Ok(_) => anyhow::bail!("the apiserver accepted a header value with CR/LF"),
+            Err(e) => format!("{e:#}"),
+        };
+        println!("rejected: {err}");
+        anyhow::ensure!(
+            err.contains("spec.scenarios[0].headers[X-A]")
+                && err.contains("must not hold control characters"),
+            "unexpected message: {err}"
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+

@@ -71,12 +71,14 @@ pub(crate) fn load_args(
         args.push("--no-keepalive".into());
     }
     args.extend(["-H".into(), cell_header(run_name, cell.index, repeat)]);
+    // `--flag=value`: a value that starts with '-' (a body "-1", a header "-X: 1") would
+    // otherwise be read as a flag and fail the load pod.
     for (k, v) in &scenario.headers {
-        args.extend(["-H".into(), format!("{k}: {v}")]);
+        args.push(format!("--header={k}: {v}"));
     }
-    args.extend(["-m".into(), scenario.method.clone()]);
+    args.push(format!("--method={}", scenario.method));
     if let Some(body) = &scenario.body {
-        args.extend(["--body".into(), body.clone()]);
+        args.push(format!("--body={body}"));
     }
     // One event-loop thread per CPU of the limit: more threads than cores only adds
     // context switches to the generator's own cost.
@@ -308,8 +310,8 @@ mod tests {
         let args = args_of(&job);
         assert_eq!(args.last().unwrap(), "http://10.0.0.7:3000/hello");
         assert!(args.contains(&"X-Benchrun-Cell: demo/3/1".to_string()));
-        assert!(args.contains(&"Accept: application/json".to_string()));
-        assert_eq!(value_after(&args, "-m").as_deref(), Some("GET"));
+        assert!(args.contains(&"--header=Accept: application/json".to_string()));
+        assert!(args.contains(&"--method=GET".to_string()));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod apidoc;
 pub mod matrix;
+pub mod request;
 pub mod spec;
 pub mod status;
 pub mod units;

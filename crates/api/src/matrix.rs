@@ -89,17 +89,23 @@ pub fn expand(spec: &BenchmarkRunSpec) -> Vec<Cell> {
     cells
 }
 
-/// Number of cells the matrix expands to, without building them.
+/// Number of cells the matrix expands to, without building them. Saturates at `usize::MAX`
+/// rather than wrapping, so a spec that skipped admission with huge axes cannot pass the
+/// size check by overflow and then be expanded.
 pub fn cell_count(spec: &BenchmarkRunSpec) -> usize {
     let m: Matrix = spec.matrix.clone().unwrap_or_default();
     let n = |len: usize, default: usize| if len == 0 { default } else { len };
-    n(m.targets.len(), spec.targets.len())
-        * n(m.scenarios.len(), spec.scenarios.len())
-        * n(m.cpu.len(), 1)
-        * n(m.memory.len(), 1)
-        * n(m.replicas.len(), 1)
-        * n(m.connections.len(), 1)
-        * n(m.rate.len(), 1)
+    [
+        n(m.targets.len(), spec.targets.len()),
+        n(m.scenarios.len(), spec.scenarios.len()),
+        n(m.cpu.len(), 1),
+        n(m.memory.len(), 1),
+        n(m.replicas.len(), 1),
+        n(m.connections.len(), 1),
+        n(m.rate.len(), 1),
+    ]
+    .into_iter()
+    .fold(1, usize::saturating_mul)
 }
 
 /// Indices of the named entries, in the order the matrix lists them (all when none listed).

@@ -191,9 +191,15 @@ pub struct Target {
     pub run_as_user: Option<i64>,
 }
 
-/// One named HTTP request.
+/// One named HTTP request. Method, path and headers go into the request as written, so each
+/// must keep to its HTTP grammar (no CR, LF or other control characters that could start a
+/// header or request of its own); see [`crate::request`].
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new(r"!has(self.headers) || self.headers.all(k, !k.matches('(?i)^content-length$') || (self.headers[k].matches('^[0-9]{1,12}$') && int(self.headers[k]) == (has(self.body) ? size(bytes(self.body)) : 0)))").message("scenarios[].headers: Content-Length must be the body's length in bytes (0 without a body): remove the header (the load generator sets it) or correct it"),
+    validation = Rule::new(r"!has(self.headers) || self.headers.all(k, !k.matches('(?i)^transfer-encoding$'))").message("scenarios[].headers: the load generator frames bodies with Content-Length: remove the Transfer-Encoding header"),
+)]
 pub struct Scenario {
     /// Name of the scenario, unique in the run (a lowercase DNS label, at most 20 characters).
     #[x_kube(validation = Rule::new("self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')").message("scenarios[].name must be a lowercase DNS label (a-z, 0-9, '-'), starting with a letter"))]
@@ -205,16 +211,33 @@ pub struct Scenario {
     #[x_kube(validation = Rule::new("self in ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']").message("scenarios[].method must be one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS"))]
     pub method: String,
 
-    /// Path and query, e.g. `/compute?n=10000`.
-    #[x_kube(validation = Rule::new("self.startsWith('/')").message("scenarios[].path must start with '/', e.g. /hello"))]
+    /// Path and query, e.g. `/compute?n=10000`: at most 2048 visible ASCII characters, no
+    /// spaces or control characters (percent-encode them, e.g. `%20`).
+    #[schemars(length(max = 2048))]
+    #[x_kube(validation = Rule::new("self.matches('^/[!-~]*$')").message("scenarios[].path must start with '/' and hold only visible ASCII: no spaces or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1"))]
     pub path: String,
 
-    /// Extra request headers.
+    /// Extra request headers, at most 16. Names are RFC 9110 tokens (e.g. `X-Request-Id`);
+    /// values hold at most 4096 bytes and no control characters but tab. A `Content-Length`
+    /// must equal the body's length; `Transfer-Encoding` is refused (bodies are sent with
+    /// `Content-Length`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("maxProperties" = 16, "additionalProperties" = {
+        "type": "string",
+        "maxLength": 4096,
+        "x-kubernetes-validations": [{
+            "rule": r"!self.matches('[\\x00-\\x08\\x0a-\\x1f\\x7f]')",
+            "message": "scenarios[].headers values must not hold control characters (CR, LF, NUL, ...; only tab is allowed): put each header in its own entry"
+        }]
+    }))]
+    #[x_kube(validation = Rule::new(r#"self.all(k, k.matches("^[-!#$%&'*+.^_`|~0-9A-Za-z]{1,128}$"))"#).message("scenarios[].headers names must be RFC 9110 tokens of at most 128 characters (letters, digits and !#$%&'*+-.^_`|~; no spaces, colons or control characters), e.g. X-Request-Id"))]
     pub headers: BTreeMap<String, String>,
 
-    /// Request body (sent with `Content-Length`).
+    /// Request body (sent with `Content-Length`), at most 16 KiB.
+    // Length bounds here and on `headers`: the apiserver's CEL cost estimate of the
+    // Content-Length rule grows with both and rejected the CRD at 32 headers and 64 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 16384))]
     pub body: Option<String>,
 }
 

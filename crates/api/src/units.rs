@@ -16,7 +16,9 @@ pub fn cpu_millis(q: &str) -> Result<i64, String> {
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("{q:?} must be a positive CPU quantity"));
     }
-    Ok((v * scale).round() as i64)
+    in_range((v * scale).round(), || {
+        format!("{q:?} is too large a CPU quantity (e.g. \"500m\", \"64\")")
+    })
 }
 
 /// Parses a Kubernetes memory quantity (`"512Mi"`, `"1Gi"`, `"1G"`, `"1000000"`) into bytes.
@@ -46,7 +48,22 @@ pub fn memory_bytes(q: &str) -> Result<i64, String> {
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("{q:?} must be a positive memory quantity"));
     }
-    Ok((v * mult).round() as i64)
+    in_range((v * mult).round(), || {
+        format!("{q:?} is too large a memory quantity (e.g. \"512Mi\", \"64Gi\")")
+    })
+}
+
+/// Largest parsed quantity: 2^53, where f64 still counts in ones. Far above any real limit
+/// (8 Pi bytes, 9 × 10^12 cores), and sums or `+ 999` of it cannot overflow an `i64`.
+const MAX_QUANTITY: f64 = 9_007_199_254_740_992.0;
+
+/// `v` as an integer, or the error when it is beyond [`MAX_QUANTITY`] (an `as` cast would
+/// saturate silently).
+fn in_range(v: f64, too_large: impl FnOnce() -> String) -> Result<i64, String> {
+    if v > MAX_QUANTITY {
+        return Err(too_large());
+    }
+    Ok(v as i64)
 }
 
 /// Parses a Go-style duration as the apiserver's CEL `duration()` does: a sequence of
@@ -82,8 +99,18 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         total += v * secs;
         rest = &rest[u..];
     }
+    if !(total <= MAX_DURATION_SECS) {
+        return Err(format!(
+            "{s:?} is beyond the longest duration (about 2562047h, as in Go): use a shorter one, e.g. \"30s\""
+        ));
+    }
     Ok(Duration::from_secs_f64(total))
 }
+
+/// The longest duration, in seconds: Go's (and so the apiserver's CEL `duration()`) maximum of
+/// 2^63 - 1 ns. A spec that skipped admission may hold more; `Duration::from_secs_f64` would
+/// panic on it, and sums of longer durations could overflow.
+const MAX_DURATION_SECS: f64 = 9_223_372_036.854_775;
 
 /// Formats a duration the way the spec writes them: `"30s"`, `"1500ms"`, `"2m"`.
 pub fn format_duration(d: Duration) -> String {
@@ -141,6 +168,38 @@ mod tests {
         assert!(duration("30").is_err());
         assert!(duration("").is_err());
         assert!(duration("5 s").is_err());
+    }
+
+    #[test]
+    fn durations_beyond_gos_range_are_errors_not_panics() {
+        assert_eq!(
+            duration("2562047h"),
+            Ok(Duration::from_secs(2562047 * 3600))
+        );
+        for huge in [
+            "2562048h",
+            "99999999999999999999999h",
+            "1e400s",
+            "9".repeat(400).as_str(),
+        ] {
+            let text = if huge.ends_with(['h', 's']) {
+                huge.to_string()
+            } else {
+                format!("{huge}s")
+            };
+            let e = duration(&text).unwrap_err();
+            assert!(
+                e.contains("beyond the longest duration") || e.contains("is not a duration"),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn quantities_too_large_for_an_integer_are_errors() {
+        assert!(cpu_millis("1e300").unwrap_err().contains("too large"));
+        assert!(memory_bytes("1e300Ei").unwrap_err().contains("too large"));
+        assert_eq!(cpu_millis("9000000000000"), Ok(9_000_000_000_000_000));
     }
 
     #[test]

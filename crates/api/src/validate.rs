@@ -311,12 +311,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         .map(|(i, t)| target_security(i, t, e))
         .collect();
     for (i, s) in spec.scenarios.iter().enumerate() {
-        if !s.path.starts_with('/') {
-            e.push(err(
-                format!("spec.scenarios[{i}].path"),
-                "must start with '/'",
-            ));
-        }
+        e.extend(crate::request::scenario_errors(i, s));
     }
     resources("spec.resources", &spec.resources, e);
     let load = &spec.load;
@@ -473,12 +468,12 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     }
     let repeats = spec.repeats.max(1) as usize;
     let count = matrix::cell_count(spec);
-    if count * repeats > MAX_MEASUREMENTS {
+    let measurements = count.saturating_mul(repeats);
+    if measurements > MAX_MEASUREMENTS {
         e.push(err(
             "spec.matrix",
             format!(
-                "{count} cells × {repeats} repeats = {} measurements, more than the maximum of {MAX_MEASUREMENTS}; split the experiment into several runs",
-                count * repeats
+                "{count} cells × {repeats} repeats = {measurements} measurements, more than the maximum of {MAX_MEASUREMENTS}; split the experiment into several runs"
             ),
         ));
     }

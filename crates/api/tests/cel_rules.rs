@@ -190,3 +190,77 @@ fn spec_changes_after_start_are_rejected() {
         .expect_err("spec change accepted");
     assert!(format!("{err:?}").contains("spec is immutable once the run has started"));
 }
+
+#[test]
+fn crlf_in_a_header_value_is_rejected() {
+    rejected_with(
+        "{scenarios: [{name: hello, path: /hello, headers: {X-A: \"b\\r\\nX-Injected: 1\"}}]}",
+        "headers values must not hold control characters",
+    );
+    rejected_with(
+        "{scenarios: [{name: hello, path: /hello, headers: {X-A: \"b\\0\"}}]}",
+        "headers values must not hold control characters",
+    );
+    with("{scenarios: [{name: hello, path: /hello, headers: {X-A: \"b\\tc; d=é\"}}]}")
+        .validate_cel()
+        .unwrap();
+}
+
+#[test]
+fn header_names_that_are_not_tokens_are_rejected() {
+    for bad in ["X A", "X:A", "\"X\\r\\nA\"", "X(A)"] {
+        rejected_with(
+            &format!("{{scenarios: [{{name: hello, path: /hello, headers: {{{bad}: \"1\"}}}}]}}"),
+            "headers names must be RFC 9110 tokens",
+        );
+    }
+    with("{scenarios: [{name: hello, path: /hello, headers: {\"X-Request-Id\": \"1\", \"!#$%&'*+-.^_`|~\": \"2\"}}]}")
+        .validate_cel()
+        .unwrap();
+}
+
+#[test]
+fn paths_with_spaces_or_control_characters_are_rejected() {
+    for bad in [
+        "\"/a b\"",
+        "\"/a\\r\\nHost: x\"",
+        "\"/?q=a b\"",
+        "\"/\\t\"",
+        "hello",
+        "/café",
+    ] {
+        rejected_with(
+            &format!("{{scenarios: [{{name: hello, path: {bad}}}]}}"),
+            "scenarios[].path must start with '/' and hold only visible ASCII",
+        );
+    }
+    with("{scenarios: [{name: hello, path: \"/compute?n=10000&q=%20a\"}]}")
+        .validate_cel()
+        .unwrap();
+}
+
+#[test]
+fn content_length_must_match_the_body() {
+    with("{scenarios: [{name: e, method: POST, path: /e, body: \"{}\", headers: {Content-Length: \"2\"}}]}")
+        .validate_cel()
+        .unwrap();
+    with("{scenarios: [{name: e, path: /e, headers: {content-length: \"0\"}}]}")
+        .validate_cel()
+        .unwrap();
+    for bad in [
+        "{name: e, method: POST, path: /e, body: \"{}\", headers: {content-length: \"5\"}}",
+        "{name: e, path: /e, headers: {Content-Length: \"3\"}}",
+        "{name: e, method: POST, path: /e, body: \"{}\", headers: {Content-Length: \"+2\"}}",
+        // Bytes, not characters: "é" is two bytes.
+        "{name: e, method: POST, path: /e, body: \"é\", headers: {Content-Length: \"1\"}}",
+    ] {
+        rejected_with(
+            &format!("{{scenarios: [{bad}]}}"),
+            "Content-Length must be the body's length in bytes",
+        );
+    }
+    rejected_with(
+        "{scenarios: [{name: e, method: POST, path: /e, body: \"{}\", headers: {Transfer-Encoding: chunked}}]}",
+        "remove the Transfer-Encoding header",
+    );
+}

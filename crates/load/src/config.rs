@@ -65,6 +65,16 @@ impl Target {
         if authority.contains('@') {
             return Err(bad("user information in URLs is not supported"));
         }
+        // Host and path are written into the request as they are: a space, CR or LF would
+        // end the request line or start a header of the URL's choosing.
+        if !authority.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(bad(
+                "the host must hold only visible ASCII (no spaces or control characters)",
+            ));
+        }
+        if !scenario::is_path(&path) {
+            return Err(bad(&format!("the path {path:?} {}", scenario::PATH_RULE)));
+        }
         let (host, port) = split_host_port(authority).ok_or_else(|| bad("invalid host or port"))?;
         if host.is_empty() {
             return Err(bad("missing host"));
@@ -214,14 +224,23 @@ impl Config {
             return bad("timeout must be positive");
         }
         if !scenario::is_token(&self.method) {
-            return bad("method must be a token like GET or POST");
+            return Err(Error::InvalidConfig(format!(
+                "method {:?} must be a token like GET or POST",
+                self.method
+            )));
         }
-        if let Some((k, _)) = self
+        if let Some(problem) = self
             .headers
             .iter()
-            .find(|(k, v)| !scenario::valid_header(k, v))
+            .find_map(|(k, v)| scenario::header_problem(k, v))
         {
-            return Err(Error::InvalidConfig(format!("invalid header {k:?}")));
+            return Err(Error::InvalidConfig(format!("-H: {problem}")));
+        }
+        for s in self.effective_scenarios() {
+            let headers = self.headers.iter().chain(&s.headers);
+            if let Some(problem) = scenario::content_length_problem(headers, s.body.as_deref()) {
+                return Err(Error::InvalidConfig(format!("{:?}: {problem}", s.name)));
+            }
         }
         if !self.scenarios.is_empty() {
             scenario::validate(&self.scenarios)?;
@@ -390,6 +409,42 @@ mod tests {
         assert!(Target::parse("ftp://x/").is_err());
         assert!(Target::parse("http://127.0.0.1:99999/").is_err());
         assert!(Target::parse("http://[::1]:8080/").is_ok());
+    }
+
+    #[test]
+    fn urls_that_would_break_the_request_line_are_rejected() {
+        for bad in [
+            "http://127.0.0.1:8080/a b",
+            "http://127.0.0.1:8080/a\r\nX-Injected: 1",
+            "http://127.0.0.1:8080/?q=a\tb",
+            "http://127.0.0.1:8080/\0",
+            "http://local\r\nhost:8080/",
+        ] {
+            let e = Target::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("visible ASCII"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn headers_that_would_inject_or_misframe_are_rejected_before_sending() {
+        let mut c = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        let check = |c: &Config, want: &str| {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        };
+        c.headers = vec![parse_header("X-A: b\r\nX-Injected: 1").unwrap()];
+        check(&c, "must not hold control characters");
+        c.headers = vec![("X A".into(), "1".into())];
+        check(&c, "must be a token");
+        c.headers = vec![parse_header("Content-Length: 5").unwrap()];
+        c.body = Some(b"{}".to_vec());
+        check(&c, "does not match the body (2 bytes)");
+        c.headers = vec![parse_header("Transfer-Encoding: chunked").unwrap()];
+        check(&c, "Transfer-Encoding");
+        c.headers = vec![parse_header("Content-Length: 2").unwrap()];
+        assert!(c.validate().is_ok());
+        c.method = "GET / HTTP/1.1\r\nX:".into();
+        check(&c, "must be a token");
     }
 
     #[test]

@@ -101,15 +101,19 @@ pub fn validate(scenarios: &[Scenario]) -> Result<()> {
             return bad(format!("{at}: names must be unique"));
         }
         if !is_token(&s.method) {
-            return bad(format!("{at}: method must be a token like GET or POST"));
-        }
-        if !s.path.starts_with('/') || s.path.contains([' ', '\r', '\n']) {
             return bad(format!(
-                "{at}: path must start with '/' and contain no spaces, e.g. /hello"
+                "{at}: method {:?} must be a token like GET or POST",
+                s.method
             ));
         }
-        if let Some((k, _)) = s.headers.iter().find(|(k, v)| !valid_header(k, v)) {
-            return bad(format!("{at}: invalid header {k:?}"));
+        if !is_path(&s.path) {
+            return bad(format!("{at}: path {:?} {PATH_RULE}", s.path));
+        }
+        if let Some(problem) = s.headers.iter().find_map(|(k, v)| header_problem(k, v)) {
+            return bad(format!("{at}: {problem}"));
+        }
+        if let Some(problem) = content_length_problem(s.headers.iter(), s.body.as_deref()) {
+            return bad(format!("{at}: {problem}"));
         }
         if !(1..=MAX_WEIGHT).contains(&s.weight) {
             return bad(format!("{at}: weight must be between 1 and {MAX_WEIGHT}"));
@@ -118,14 +122,61 @@ pub fn validate(scenarios: &[Scenario]) -> Result<()> {
     Ok(())
 }
 
-/// Whether `method` is an HTTP method token (letters only here).
+/// What a path must be, after "path {path:?} ".
+pub(crate) const PATH_RULE: &str = "must start with '/' and hold only visible ASCII: no spaces \
+    or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1";
+
+/// Whether `method` is an RFC 9110 token (so it cannot break the request line).
 pub(crate) fn is_token(method: &str) -> bool {
-    !method.is_empty() && method.bytes().all(|b| b.is_ascii_alphabetic())
+    http::Method::from_bytes(method.as_bytes()).is_ok()
 }
 
-/// Whether a header name and value can be sent as-is.
-pub(crate) fn valid_header(name: &str, value: &str) -> bool {
-    !name.is_empty() && !name.contains([':', '\r', '\n', ' ']) && !value.contains(['\r', '\n'])
+/// Whether `path` is an origin-form request target: `/` and visible ASCII, so no space, CR,
+/// LF or other control character can end the request line early.
+pub(crate) fn is_path(path: &str) -> bool {
+    path.starts_with('/') && path.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Why a header cannot be sent as-is, if it cannot: the name must be an RFC 9110 token and
+/// the value hold no control character but tab (a CR or LF would start a header of its own).
+pub(crate) fn header_problem(name: &str, value: &str) -> Option<String> {
+    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Some(format!(
+            "header name {name:?} must be a token (letters, digits and !#$%&'*+-.^_`|~; \
+             no spaces, colons or control characters), e.g. X-Request-Id"
+        ));
+    }
+    if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
+        return Some(format!(
+            "header {name:?}: value {value:?} must not hold control characters \
+             (CR, LF, NUL, ...; only tab is allowed): give each header separately"
+        ));
+    }
+    if name.eq_ignore_ascii_case("transfer-encoding") {
+        return Some(
+            "header \"Transfer-Encoding\": bodies are sent with Content-Length; remove it".into(),
+        );
+    }
+    None
+}
+
+/// Why an explicit `Content-Length` among `headers` does not frame `body`, if it does not:
+/// the server would read the next request as the rest of this one's body, or cut it short.
+pub(crate) fn content_length_problem<'a>(
+    mut headers: impl Iterator<Item = &'a (String, String)>,
+    body: Option<&[u8]>,
+) -> Option<String> {
+    let len = body.map_or(0, <[u8]>::len);
+    let (_, value) = headers.find(|(k, v)| {
+        k.eq_ignore_ascii_case("content-length")
+            && !(!v.is_empty()
+                && v.bytes().all(|b| b.is_ascii_digit())
+                && v.parse::<usize>().ok() == Some(len))
+    })?;
+    Some(format!(
+        "header Content-Length {value:?} does not match the body ({len} bytes): \
+         remove it (it is set from the body) or give the body's length in bytes"
+    ))
 }
 
 /// The order in which scenarios are sent: a cycle of scenario indices, `weight` times each,
@@ -185,6 +236,16 @@ mod tests {
     }
 
     #[test]
+    fn explicit_content_length_matching_the_body_and_extension_methods_pass() {
+        let s = parse_file(
+            r#"[{"name":"a","method":"M-SEARCH","path":"/?q=%20","body":"{}",
+                 "headers":{"Content-Length":"2","X-Tab":"a\tb"}}]"#,
+        )
+        .unwrap();
+        assert_eq!(s[0].method, "M-SEARCH");
+    }
+
+    #[test]
     fn bad_files_name_the_scenario_and_the_fix() {
         let cases = [
             ("[]", "at least one scenario"),
@@ -202,7 +263,36 @@ mod tests {
             (r#"[{"name":"a","path":"/","pth":"/"}]"#, "unknown field"),
             (
                 r#"[{"name":"a","path":"/","headers":{"X:Y":"1"}}]"#,
-                "invalid header",
+                "header name \"X:Y\" must be a token",
+            ),
+            (
+                r#"[{"name":"a","path":"/","headers":{"X-A":"b\r\nX-Injected: 1"}}]"#,
+                "scenarios[0] (\"a\"): header \"X-A\": value",
+            ),
+            (
+                r#"[{"name":"a","path":"/","headers":{"X-A":"b\u0000"}}]"#,
+                "must not hold control characters",
+            ),
+            (
+                r#"[{"name":"a","path":"/a b\r\nHost: x"}]"#,
+                "must start with '/' and hold only visible ASCII",
+            ),
+            (r#"[{"name":"a","path":"/?q=a\tb"}]"#, "visible ASCII"),
+            (
+                r#"[{"name":"a","path":"/","method":"GET / HTTP/1.1\r\n"}]"#,
+                "must be a token",
+            ),
+            (
+                r#"[{"name":"a","path":"/","body":"{}","headers":{"content-length":"5"}}]"#,
+                "Content-Length \"5\" does not match the body (2 bytes)",
+            ),
+            (
+                r#"[{"name":"a","path":"/","headers":{"Content-Length":"3"}}]"#,
+                "does not match the body (0 bytes)",
+            ),
+            (
+                r#"[{"name":"a","path":"/","body":"{}","headers":{"Transfer-Encoding":"chunked"}}]"#,
+                "remove it",
             ),
         ];
         for (text, want) in cases {
