@@ -48,8 +48,18 @@ pub struct PodFacts {
     pub oom_kills: i32,
     /// Nodes of the target pods.
     pub target_nodes: Vec<String>,
-    /// Nodes of the load pods.
+    /// Nodes of the load pods that were observed (`spec.nodeName`); a fallback for results
+    /// that do not name their node (see [`load_nodes`]).
     pub load_nodes: Vec<String>,
+}
+
+/// Where the load ran: the nodes the load results name themselves (each load pod records
+/// its `spec.nodeName`), joined with the nodes of the load pods that were observed. The
+/// results keep the nodes when the pods are gone before the operator saw them; the pods
+/// cover results written by a generator that did not record its node. Sorted, distinct.
+pub fn load_nodes(load: &LoadResult, observed: &[String]) -> Vec<String> {
+    let all: std::collections::BTreeSet<&String> = load.nodes.iter().chain(observed).collect();
+    all.into_iter().cloned().collect()
 }
 
 /// The coordinates of a cell, with target and scenario by name.
@@ -123,7 +133,7 @@ pub fn measured_result(
         restarts: pods.restarts,
         oom_kills: pods.oom_kills,
         target_nodes: pods.target_nodes.clone(),
-        load_nodes: pods.load_nodes.clone(),
+        load_nodes: load_nodes(load, &pods.load_nodes),
         window_start: time(load.window_start_ms),
         window_end: time(load.window_end_ms),
         slo: None,

@@ -80,6 +80,7 @@ pub(crate) fn load() -> LoadResult {
             connect: String::new(),
         },
         scenarios: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 
@@ -178,6 +179,57 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
     assert_eq!(r.warnings, Vec::<String>::new());
     assert_eq!(r.extra, extra);
     assert_eq!(r.detail.as_deref(), Some("run-detail-c1-r2"));
+}
+
+#[test]
+fn load_nodes_come_from_the_result_even_when_no_load_pod_was_observed() {
+    let mut l = load();
+    l.nodes = vec!["node-c".into(), "node-b".into()];
+    let run = run();
+    let gone = PodFacts {
+        load_nodes: Vec::new(),
+        ..pods()
+    };
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &gone,
+        None,
+    );
+    assert_eq!(r.load_nodes, ["node-b", "node-c"]);
+    // Observed pods and the result's own nodes are joined; an old result names none.
+    assert_eq!(
+        load_nodes(&l, &["node-a".into(), "node-b".into()]),
+        ["node-a", "node-b", "node-c"]
+    );
+    assert_eq!(load_nodes(&load(), &["node-a".into()]), ["node-a"]);
+}
+
+#[test]
+fn same_node_is_decided_from_the_nodes_the_result_names() {
+    let mut l = load();
+    l.nodes = vec!["node-a".into()];
+    let run = run();
+    let gone = PodFacts {
+        load_nodes: Vec::new(),
+        ..pods()
+    };
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &gone,
+        None,
+    );
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].starts_with("SameNode: target and load pods shared node node-a;"));
 }
 
 #[test]

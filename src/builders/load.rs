@@ -5,8 +5,8 @@ use benchrun_api::validate::{Limit, Warmup};
 use benchrun_api::{Cell, ValidatedRun};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
-    WeightedPodAffinityTerm,
+    Affinity, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PodAffinityTerm,
+    PodAntiAffinity, PodSpec, PodTemplateSpec, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
@@ -23,6 +23,25 @@ pub struct LoadSettings {
     pub image: String,
     /// Its pull policy.
     pub pull_policy: String,
+}
+
+/// Environment variable from which `benchrun-load` reads the node it runs on.
+pub const NODE_NAME_ENV: &str = "BENCHRUN_NODE_NAME";
+
+/// The pod's node through the Downward API, so the load result itself says where the load
+/// ran, even when its pod is gone before the operator sees it.
+fn node_name_env() -> EnvVar {
+    EnvVar {
+        name: NODE_NAME_ENV.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: "spec.nodeName".into(),
+                ..ObjectFieldSelector::default()
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    }
 }
 
 /// Shares `total` over `pods`, never below one.
@@ -130,6 +149,7 @@ pub fn build_load_job(
         image: Some(settings.image.clone()),
         image_pull_policy: Some(settings.pull_policy.clone()),
         args: Some(load_args(&owner.name, run, cell, repeat, cluster_ip)),
+        env: Some(vec![node_name_env()]),
         resources: Some(requirements(
             &res.cpu,
             &res.memory,
@@ -240,6 +260,17 @@ mod tests {
         );
         let r = c.resources.clone().unwrap();
         assert_eq!(r.limits.unwrap()["cpu"].0, "1500m");
+    }
+
+    #[test]
+    fn load_pods_learn_their_node_from_the_downward_api() {
+        let job = job_of(&validated(DEMO), 0, 0, "1.2.3.4");
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        let env = pod.containers[0].env.clone().unwrap();
+        let node = env.iter().find(|e| e.name == NODE_NAME_ENV).unwrap();
+        assert_eq!(node.value, None);
+        let field = node.value_from.clone().unwrap().field_ref.unwrap();
+        assert_eq!(field.field_path, "spec.nodeName");
     }
 
     #[test]
