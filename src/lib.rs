@@ -4,6 +4,7 @@
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
 //! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
 //!   measuring-slot queue in [`slots`];
@@ -12,6 +13,7 @@
 pub mod builders;
 pub mod controller;
 pub mod error;
+pub mod kills;
 pub mod names;
 pub mod observe;
 pub mod observed;

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::{target::requirements, Owner};
+use crate::kills::{self, RestartBaseline};
 use crate::names::{self, role};
 
 /// Name of the load container in every load pod.
@@ -125,8 +126,9 @@ fn anti_affinity(
 }
 
 /// The Job of one measurement. It runs once (`backoffLimit: 0`): a retried measurement would
-/// not be the same measurement. The target's container restarts at creation are kept in an
-/// annotation, so restarts during the measurement survive an operator restart. Its deadline is the expected warm-up plus load time plus
+/// not be the same measurement. The target's container restarts at creation, in total and per
+/// pod, are kept in annotations, so restarts and OOM kills during the measurement survive an
+/// operator restart. Its deadline is the expected warm-up plus load time plus
 /// `timeouts.loadGrace`. Load pods prefer nodes without target pods and without each other.
 pub fn build_load_job(
     owner: &Owner,
@@ -134,7 +136,7 @@ pub fn build_load_job(
     cell: &Cell,
     repeat: usize,
     cluster_ip: &str,
-    restarts_baseline: i32,
+    restarts_baseline: &RestartBaseline,
     settings: &LoadSettings,
 ) -> Job {
     let name = names::job_name(&owner.name, cell.index, repeat);
@@ -159,10 +161,16 @@ pub fn build_load_job(
         ..Container::default()
     };
     let mut metadata = owner.meta(name, labels.clone());
-    metadata.annotations = Some(std::collections::BTreeMap::from([(
-        names::RESTARTS_BASELINE.to_string(),
-        restarts_baseline.to_string(),
-    )]));
+    metadata.annotations = Some(std::collections::BTreeMap::from([
+        (
+            names::RESTARTS_BASELINE.to_string(),
+            restarts_baseline.total.to_string(),
+        ),
+        (
+            names::RESTARTS_BASELINE_PODS.to_string(),
+            kills::format_by_pod(&restarts_baseline.by_pod),
+        ),
+    ]));
     Job {
         metadata,
         spec: Some(JobSpec {
@@ -213,7 +221,16 @@ mod tests {
 
     /// The load Job of `run`'s cell `cell`, repeat `repeat`, against `ip`.
     fn job_of(run: &ValidatedRun, cell: usize, repeat: usize, ip: &str) -> Job {
-        build_load_job(&owner(), run, &run.cells[cell], repeat, ip, 0, &settings())
+        let baseline = RestartBaseline::default();
+        build_load_job(
+            &owner(),
+            run,
+            &run.cells[cell],
+            repeat,
+            ip,
+            &baseline,
+            &settings(),
+        )
     }
 
     fn args_of(job: &Job) -> Vec<String> {
@@ -260,6 +277,27 @@ mod tests {
         );
         let r = c.resources.clone().unwrap();
         assert_eq!(r.limits.unwrap()["cpu"].0, "1500m");
+    }
+
+    #[test]
+    fn restart_baselines_are_kept_in_total_and_per_pod() {
+        let run = validated(DEMO);
+        let baseline = RestartBaseline {
+            total: 3,
+            by_pod: [("web-a".to_string(), 1), ("web-b".to_string(), 2)].into(),
+        };
+        let job = build_load_job(
+            &owner(),
+            &run,
+            &run.cells[0],
+            0,
+            "1.2.3.4",
+            &baseline,
+            &settings(),
+        );
+        let notes = job.metadata.annotations.unwrap();
+        assert_eq!(notes[names::RESTARTS_BASELINE], "3");
+        assert_eq!(notes[names::RESTARTS_BASELINE_PODS], "web-a=1,web-b=2");
     }
 
     #[test]
