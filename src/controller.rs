@@ -353,7 +353,7 @@ async fn apply_one(
                 &v.cells[*cell],
                 *repeat,
                 cluster_ip,
-                *restarts_baseline,
+                restarts_baseline,
                 &ctx.config.load,
             );
             ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;

@@ -4,6 +4,7 @@
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
 //! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
@@ -14,6 +15,7 @@
 pub mod builders;
 pub mod controller;
 pub mod error;
+pub mod kills;
 pub mod leader;
 pub mod lease;
 pub mod logging;

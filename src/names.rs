@@ -63,6 +63,10 @@ pub mod role {
 /// Annotation on a load Job: the target pods' container restarts when the Job was created.
 pub const RESTARTS_BASELINE: &str = "benchrun.dev/restarts-baseline";
 
+/// Annotation on a load Job: each target pod's container restarts when the Job was created,
+/// as `pod=count` pairs joined by `,` (see [`crate::kills`]).
+pub const RESTARTS_BASELINE_PODS: &str = "benchrun.dev/restarts-baseline-pods";
+
 /// Label selector matching every child of every run (used to scope the watches).
 pub const MANAGED_SELECTOR: &str = "app.kubernetes.io/managed-by=benchrun";
 

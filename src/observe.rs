@@ -8,13 +8,14 @@ use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, ContainerStatus, Pod, Service};
 use kube::api::{ListParams, LogParams};
 use kube::{Api, ResourceExt};
 
 use crate::builders::{Owner, DETAIL_KEY, LOAD_CONTAINER, TARGET_CONTAINER};
 use crate::controller::Context;
 use crate::error::{Error, Result};
+use crate::kills::{self, ContainerFacts};
 use crate::names::{self, label, role};
 use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
 use crate::plan;
@@ -134,6 +135,10 @@ pub async fn observe(
             .annotations()
             .get(names::RESTARTS_BASELINE)
             .and_then(|s| s.parse().ok());
+        o.restarts_baseline_pods = job
+            .annotations()
+            .get(names::RESTARTS_BASELINE_PODS)
+            .and_then(|s| kills::parse_by_pod(s));
         let pods_api = Api::<Pod>::namespaced(client.clone(), ns);
         let pods = list(
             &pods_api,
@@ -266,13 +271,7 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
         {
             t.restarts += cs.restart_count;
             let last = cs.last_state.as_ref().and_then(|s| s.terminated.clone());
-            if let Some(term) = &last {
-                if term.reason.as_deref() == Some("OOMKilled") {
-                    if let Some(at) = &term.finished_at {
-                        t.oom_kill_times_ms.push(at.0.as_millisecond());
-                    }
-                }
-            }
+            t.containers.push(container_facts(&p.name_any(), cs));
             let waiting = cs.state.as_ref().and_then(|s| s.waiting.clone());
             if let Some(w) = waiting {
                 let reason = w.reason.unwrap_or_default();
@@ -308,6 +307,28 @@ fn non_root_hint(kubelet_message: &str) -> Option<&'static str> {
         " (the image runs as root or as a user name: set targets[].runAsUser to a non-zero uid, \
          or targets[].podSecurity: Baseline if it must run as root)",
     )
+}
+
+/// A target container's restart count and last termination (see [`crate::kills`]).
+fn container_facts(pod: &str, cs: &ContainerStatus) -> ContainerFacts {
+    let state = cs.state.clone().unwrap_or_default();
+    let backing_off = state
+        .waiting
+        .as_ref()
+        .is_some_and(|w| w.reason.as_deref() == Some(kills::BACK_OFF));
+    let last = state
+        .terminated
+        .clone()
+        .or_else(|| cs.last_state.as_ref()?.terminated.clone());
+    ContainerFacts {
+        pod: pod.to_string(),
+        restart_count: cs.restart_count,
+        newest_dead: state.terminated.is_some() || backing_off,
+        last_reason: last.as_ref().and_then(|t| t.reason.clone()),
+        last_finished_ms: last
+            .and_then(|t| t.finished_at)
+            .map(|t| t.0.as_millisecond()),
+    }
 }
 
 /// The last stdout line of a load pod that parses as a load result.

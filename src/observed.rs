@@ -9,6 +9,8 @@ use std::time::Duration;
 use benchrun_api::TargetUsage;
 use benchrun_load::LoadResult;
 
+use crate::kills::ContainerFacts;
+
 /// Whether this run may measure now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -27,8 +29,8 @@ pub struct TargetObserved {
     pub ready_since_ms: Option<i64>,
     /// Sum of the container restart counts of the target pods.
     pub restarts: i32,
-    /// When each target container last ended with `OOMKilled` (ms since the epoch).
-    pub oom_kill_times_ms: Vec<i64>,
+    /// Each target container's restart count and last termination.
+    pub containers: Vec<ContainerFacts>,
     /// Nodes of the target pods.
     pub nodes: Vec<String>,
     /// The last problem seen, e.g. `ImagePullBackOff: Back-off pulling image "x"`.
@@ -103,6 +105,9 @@ pub struct Observed {
     pub job: JobObserved,
     /// The restart baseline recorded on the focus Job.
     pub restarts_baseline: Option<i32>,
+    /// The per-pod restart baseline recorded on the focus Job (absent on Jobs of older
+    /// operators).
+    pub restarts_baseline_pods: Option<BTreeMap<String, i32>>,
     /// Nodes of the focus Job's pods.
     pub load_nodes: Vec<String>,
     /// The merged load result stored in the focus detail ConfigMap.
@@ -132,6 +137,7 @@ impl Default for Observed {
             service_ip: None,
             job: JobObserved::Absent,
             restarts_baseline: None,
+            restarts_baseline_pods: None,
             load_nodes: Vec::new(),
             detail: None,
             usage: None,

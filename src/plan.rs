@@ -65,7 +65,7 @@ pub enum Action {
         /// ClusterIP of the target Service.
         cluster_ip: String,
         /// Target container restarts at creation.
-        restarts_baseline: i32,
+        restarts_baseline: crate::kills::RestartBaseline,
     },
     /// Delete load Jobs of this run by name.
     DeleteJobs(Vec<String>),

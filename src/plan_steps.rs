@@ -11,6 +11,7 @@ use super::{
     detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
     Note, Planner, SCRAPE_SETTLE,
 };
+use crate::kills::{self, RestartBaseline};
 use crate::names;
 use crate::observed::{Collection, JobObserved, Slot};
 
@@ -227,7 +228,14 @@ impl Planner<'_> {
                     cell,
                     repeat,
                     cluster_ip: ip,
-                    restarts_baseline: target.restarts,
+                    restarts_baseline: RestartBaseline {
+                        total: target.restarts,
+                        by_pod: target
+                            .containers
+                            .iter()
+                            .map(|c| (c.pod.clone(), c.restart_count))
+                            .collect(),
+                    },
                 });
             }
             self.note(
@@ -365,8 +373,8 @@ impl Planner<'_> {
             "Measured",
             format!(
                 "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms{}",
-                result.throughput,
-                result.latency_ms.p99,
+                load.throughput,
+                load.latency.p99_us as f64 / 1000.0,
                 if result.metrics_pending.is_some() {
                     " (CPU and memory pending)"
                 } else {
@@ -391,11 +399,11 @@ impl Planner<'_> {
                 .restarts
                 .saturating_sub(self.obs.restarts_baseline.unwrap_or(target.restarts))
                 .max(0),
-            oom_kills: target
-                .oom_kill_times_ms
-                .iter()
-                .filter(|t| **t >= load_start)
-                .count() as i32,
+            oom_kills: kills::oom_kills(
+                &target.containers,
+                self.obs.restarts_baseline_pods.as_ref(),
+                load_start,
+            ),
             target_nodes: target.nodes,
             load_nodes: self.obs.load_nodes.clone(),
         }

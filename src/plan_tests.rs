@@ -1,5 +1,6 @@
 use super::*;
 use crate::builders::fixtures::run as validated;
+use crate::kills::{ContainerFacts, RestartBaseline};
 use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
 use crate::{names, results, validity};
 use benchrun_api::TargetUsage;
@@ -27,6 +28,16 @@ pub(crate) fn obs() -> Observed {
         run_name: "demo".into(),
         generation: Some(1),
         ..Observed::default()
+    }
+}
+
+fn oom_killed(pod: &str, restarts: i32, backing_off: bool, at_ms: i64) -> ContainerFacts {
+    ContainerFacts {
+        pod: pod.into(),
+        restart_count: restarts,
+        newest_dead: backing_off,
+        last_reason: Some("OOMKilled".into()),
+        last_finished_ms: Some(at_ms),
     }
 }
 
@@ -121,6 +132,11 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
     let o = Observed {
         target: Some(TargetObserved {
             restarts: 3,
+            containers: vec![ContainerFacts {
+                pod: "web-0".into(),
+                restart_count: 3,
+                ..ContainerFacts::default()
+            }],
             ..ready_target()
         }),
         service_ip: Some("10.96.0.7".into()),
@@ -135,7 +151,10 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
                 cell: 0,
                 repeat: 0,
                 cluster_ip: "10.96.0.7".into(),
-                restarts_baseline: 3
+                restarts_baseline: RestartBaseline {
+                    total: 3,
+                    by_pod: [("web-0".to_string(), 3)].into(),
+                },
             }
         ]
     );
@@ -306,10 +325,16 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
         usage: Some(Ok((usage.clone(), Default::default())).into()),
         target: Some(TargetObserved {
             restarts: 5,
-            oom_kill_times_ms: vec![T0 + 5000, T0 - 60_000],
+            containers: vec![
+                // Killed twice during the measurement (4 → 5 restarts, now backing off).
+                oom_killed("web-0", 5, true, T0 + 5000),
+                // Killed long before it.
+                oom_killed("web-1", 0, false, T0 - 60_000),
+            ],
             ..ready_target()
         }),
         restarts_baseline: Some(4),
+        restarts_baseline_pods: Some([("web-0".to_string(), 4)].into()),
         load_nodes: vec!["node-b".into()],
         ..obs()
     };
@@ -318,10 +343,10 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
     assert_eq!(d.status.results.len(), 1);
     let r = &d.status.results[0];
     assert_eq!(r.outcome, "Measured");
-    assert_eq!(r.requests, 10_000);
+    assert_eq!(r.requests, Some(10_000));
     assert_eq!(r.usage.cpu_avg_cores, Some(0.2));
     assert_eq!(r.restarts, 1);
-    assert_eq!(r.oom_kills, 1);
+    assert_eq!(r.oom_kills, 2);
     assert_eq!(r.load_nodes, vec!["node-b".to_string()]);
     assert_eq!(r.detail.as_deref(), Some("demo-detail-c0-r0"));
     assert_eq!(d.status.progress.as_deref(), Some("1/8"));

@@ -50,8 +50,18 @@ pub struct PodFacts {
     pub oom_kills: i32,
     /// Nodes of the target pods.
     pub target_nodes: Vec<String>,
-    /// Nodes of the load pods.
+    /// Nodes of the load pods that were observed (`spec.nodeName`); a fallback for results
+    /// that do not name their node (see [`load_nodes`]).
     pub load_nodes: Vec<String>,
+}
+
+/// Where the load ran: the nodes the load results name themselves (each load pod records
+/// its `spec.nodeName`), joined with the nodes of the load pods that were observed. The
+/// results keep the nodes when the pods are gone before the operator saw them; the pods
+/// cover results written by a generator that did not record its node. Sorted, distinct.
+pub fn load_nodes(load: &LoadResult, observed: &[String]) -> Vec<String> {
+    let all: std::collections::BTreeSet<&String> = load.nodes.iter().chain(observed).collect();
+    all.into_iter().cloned().collect()
 }
 
 /// The coordinates of a cell, with target and scenario by name.
@@ -100,9 +110,9 @@ pub fn measured_result(
         coordinates: coordinates(run, cell),
         outcome: MEASURED.to_string(),
         reason: None,
-        requests: int(load.requests),
-        warmup_requests: int(load.warmup_requests),
-        errors: ErrorCounts {
+        requests: Some(int(load.requests)),
+        warmup_requests: Some(int(load.warmup_requests)),
+        errors: Some(ErrorCounts {
             connect_refused: int(e.connect_refused),
             connect_timeout: int(e.connect_timeout),
             timeout: int(e.timeout),
@@ -111,15 +121,15 @@ pub fn measured_result(
                 .fold(e.read, u64::saturating_add)),
             status4xx: int(e.status_4xx),
             status5xx: int(e.status_5xx),
-        },
-        error_rate: if load.requests == 0 {
+        }),
+        error_rate: Some(if load.requests == 0 {
             0.0
         } else {
             round(e.total as f64 / load.requests as f64, 6)
-        },
-        bytes: int(load.bytes),
-        throughput: round(load.throughput, 3),
-        latency_ms: latency_ms(&load.latency),
+        }),
+        bytes: Some(int(load.bytes)),
+        throughput: Some(round(load.throughput, 3)),
+        latency_ms: Some(latency_ms(&load.latency)),
         connect_ms: (load.connect.count > 0).then(|| us_to_ms(load.connect.mean_us)),
         generator_cpu_us_per_request: (load.requests > 0)
             .then(|| round(load.cpu.us_per_request, 3)),
@@ -127,7 +137,7 @@ pub fn measured_result(
         restarts: pods.restarts,
         oom_kills: pods.oom_kills,
         target_nodes: pods.target_nodes.clone(),
-        load_nodes: pods.load_nodes.clone(),
+        load_nodes: load_nodes(load, &pods.load_nodes),
         window_start: time(load.window_start_ms),
         window_end: time(load.window_end_ms),
         slo: None,
@@ -179,7 +189,8 @@ pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
     r.warnings.push(warning);
 }
 
-/// The result of a measurement that could not be carried out.
+/// The result of a measurement that could not be carried out: its coordinates and reason,
+/// and no load figure at all (absent, not zero: nothing was measured).
 pub fn failed_result(run: &ValidatedRun, cell: &Cell, repeat: usize, reason: String) -> CellResult {
     CellResult {
         cell: cell.index as i32,
@@ -260,13 +271,16 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
     let best = results
         .iter()
         .filter(|r| r.outcome == MEASURED)
-        .max_by(|a, b| a.throughput.total_cmp(&b.throughput));
+        .filter_map(|r| Some((r, r.throughput?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
     let verdicts: Vec<&str> = results.iter().filter_map(|r| r.slo.as_deref()).collect();
     let violated = verdicts.iter().filter(|v| slo::is_violated(v)).count();
     Summary {
-        best_throughput: best.map(|r| r.throughput.round() as i64),
-        best_p99: best.map(|r| slo::format_latency(r.latency_ms.p99)),
-        best_cell: best.map(|r| describe(run, &r.coordinates)),
+        best_throughput: best.map(|(_, t)| t.round() as i64),
+        best_p99: best
+            .and_then(|(r, _)| r.latency_ms.as_ref())
+            .map(|l| slo::format_latency(l.p99)),
+        best_cell: best.map(|(r, _)| describe(run, &r.coordinates)),
         failed: results.iter().filter(|r| r.outcome == FAILED).count() as i32,
         suspect: results.iter().filter(|r| !r.warnings.is_empty()).count() as i32,
         slo: match (&run.slo, verdicts.is_empty(), violated) {

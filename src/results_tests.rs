@@ -80,6 +80,7 @@ pub(crate) fn load() -> LoadResult {
             connect: String::new(),
         },
         scenarios: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 
@@ -153,14 +154,13 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
     assert_eq!(r.coordinates.rate, None);
     assert_eq!(
         (r.requests, r.warmup_requests, r.bytes),
-        (10_000, 2_500, 1_200_000)
+        (Some(10_000), Some(2_500), Some(1_200_000))
     );
-    assert_eq!(r.throughput, 1000.0);
-    assert_eq!(r.error_rate, 0.0);
-    assert_eq!(r.latency_ms.mean, 12.346);
-    assert_eq!(r.latency_ms.p50, 10.1);
-    assert_eq!(r.latency_ms.p99, 41.2);
-    assert_eq!(r.latency_ms.max, 90.5);
+    assert_eq!(r.throughput, Some(1000.0));
+    assert_eq!(r.error_rate, Some(0.0));
+    let l = r.latency_ms.clone().unwrap();
+    assert_eq!((l.mean, l.p50, l.p99, l.max), (12.346, 10.1, 41.2, 90.5));
+    assert_eq!(r.errors, Some(benchrun_api::ErrorCounts::default()));
     assert_eq!(r.connect_ms, Some(0.25));
     assert_eq!(r.generator_cpu_us_per_request, Some(20.0));
     assert_eq!(r.usage, usage());
@@ -181,6 +181,57 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
 }
 
 #[test]
+fn load_nodes_come_from_the_result_even_when_no_load_pod_was_observed() {
+    let mut l = load();
+    l.nodes = vec!["node-c".into(), "node-b".into()];
+    let run = run();
+    let gone = PodFacts {
+        load_nodes: Vec::new(),
+        ..pods()
+    };
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &gone,
+        None,
+    );
+    assert_eq!(r.load_nodes, ["node-b", "node-c"]);
+    // Observed pods and the result's own nodes are joined; an old result names none.
+    assert_eq!(
+        load_nodes(&l, &["node-a".into(), "node-b".into()]),
+        ["node-a", "node-b", "node-c"]
+    );
+    assert_eq!(load_nodes(&load(), &["node-a".into()]), ["node-a"]);
+}
+
+#[test]
+fn same_node_is_decided_from_the_nodes_the_result_names() {
+    let mut l = load();
+    l.nodes = vec!["node-a".into()];
+    let run = run();
+    let gone = PodFacts {
+        load_nodes: Vec::new(),
+        ..pods()
+    };
+    let r = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &gone,
+        None,
+    );
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].starts_with("SameNode: target and load pods shared node node-a;"));
+}
+
+#[test]
 fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
     let mut l = load();
     l.errors = ErrorCounts {
@@ -197,7 +248,7 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
         status_codes: [(500, 164), (404, 8)].into(),
     };
     let r = measured_from(&l, Some(&usage()));
-    let e = &r.errors;
+    let e = r.errors.clone().unwrap();
     assert_eq!((e.connect_refused, e.connect_timeout, e.timeout), (1, 2, 4));
     assert_eq!(e.read, 5 + 6 + 7 + 3);
     assert_eq!((e.status4xx, e.status5xx), (8, 164));
@@ -205,7 +256,7 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
         e.connect_refused + e.connect_timeout + e.timeout + e.read + e.status4xx + e.status5xx,
         200
     );
-    assert_eq!(r.error_rate, 0.02);
+    assert_eq!(r.error_rate, Some(0.02));
     assert_eq!(r.slo.as_deref(), Some("Violated: error rate 2.0% > 1%"));
     assert!(r.warnings[0].starts_with("HighErrorRate: 2.0% of requests failed (200 of 10000: "));
 }
@@ -217,7 +268,7 @@ fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() 
     l.throughput = 0.0;
     l.connect.count = 0;
     let r = measured_from(&l, Some(&usage()));
-    assert_eq!(r.error_rate, 0.0);
+    assert_eq!(r.error_rate, Some(0.0));
     assert_eq!(r.generator_cpu_us_per_request, None);
     assert_eq!(r.connect_ms, None);
 }
@@ -225,7 +276,7 @@ fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() 
 #[test]
 fn missing_usage_keeps_the_load_figures_and_warns_metrics_unavailable() {
     let r = measured_from(&load(), None);
-    assert_eq!(r.throughput, 1000.0);
+    assert_eq!(r.throughput, Some(1000.0));
     assert_eq!(r.usage, TargetUsage::default());
     assert_eq!(r.warnings.len(), 1);
     assert!(r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be queried"));
@@ -248,7 +299,29 @@ fn a_failed_measurement_has_its_reason_and_no_figures() {
         r.reason.as_deref(),
         Some("ImagePullBackOff: image \"y:1\" cannot be pulled")
     );
-    assert_eq!((r.requests, r.throughput, r.slo.clone()), (0, 0.0, None));
+    assert_eq!(
+        (r.requests, r.throughput, r.slo.clone()),
+        (None, None, None)
+    );
+    assert_eq!(
+        (r.error_rate, r.bytes, r.warmup_requests),
+        (None, None, None)
+    );
+    assert_eq!((r.errors.clone(), r.latency_ms.clone()), (None, None));
+    let json = serde_json::to_value(&r).unwrap();
+    for field in [
+        "requests",
+        "throughput",
+        "latencyMs",
+        "errorRate",
+        "errors",
+        "bytes",
+    ] {
+        assert!(
+            json.get(field).is_none(),
+            "{field} is absent, not zero: {json}"
+        );
+    }
 }
 
 fn repeats(throughputs: &[f64]) -> Vec<CellResult> {
@@ -259,7 +332,7 @@ fn repeats(throughputs: &[f64]) -> Vec<CellResult> {
             cell: 1,
             repeat: i as i32,
             outcome: MEASURED.into(),
-            throughput: *t,
+            throughput: Some(*t),
             ..CellResult::default()
         })
         .collect()
@@ -306,7 +379,7 @@ fn the_summary_names_the_best_cell_and_counts_failures_and_suspects() {
     let run = run();
     let best = measured();
     let mut slow = best.clone();
-    slow.throughput = 400.4;
+    slow.throughput = Some(400.4);
     slow.cell = 0;
     slow.coordinates.connections = 10;
     slow.warnings = vec!["ConcurrencyBound: ...".into()];

@@ -11,15 +11,16 @@ pub const MET: &str = "Met";
 pub const VIOLATED: &str = "Violated";
 
 /// `Met`, or `Violated: ` followed by each objective that does not hold, e.g.
-/// `Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%`.
+/// `Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%`. An objective whose figure is absent
+/// is not judged (only measured results carry figures and get a verdict).
 pub fn verdict(slo: &SloPlan, r: &CellResult) -> String {
     let mut broken = Vec::new();
     let latency = [
-        ("p99", slo.p99, r.latency_ms.p99),
-        ("p50", slo.p50, r.latency_ms.p50),
+        ("p99", slo.p99, r.latency_ms.as_ref().map(|l| l.p99)),
+        ("p50", slo.p50, r.latency_ms.as_ref().map(|l| l.p50)),
     ];
     for (name, bound, value) in latency {
-        if let Some(bound) = bound {
+        if let (Some(bound), Some(value)) = (bound, value) {
             if value > bound.as_secs_f64() * 1000.0 {
                 broken.push(format!(
                     "{name} {} > {}",
@@ -29,21 +30,18 @@ pub fn verdict(slo: &SloPlan, r: &CellResult) -> String {
             }
         }
     }
-    if let Some(bound) = slo.error_rate {
-        if r.error_rate > bound {
+    if let (Some(bound), Some(rate)) = (slo.error_rate, r.error_rate) {
+        if rate > bound {
             broken.push(format!(
                 "error rate {} > {}",
-                format_rate(r.error_rate),
+                format_rate(rate),
                 format_bound(bound)
             ));
         }
     }
-    if let Some(min) = slo.min_throughput {
-        if r.throughput < min {
-            broken.push(format!(
-                "throughput {:.1} req/s < {min} req/s",
-                r.throughput
-            ));
+    if let (Some(min), Some(throughput)) = (slo.min_throughput, r.throughput) {
+        if throughput < min {
+            broken.push(format!("throughput {throughput:.1} req/s < {min} req/s"));
         }
     }
     if broken.is_empty() {
@@ -111,13 +109,13 @@ mod tests {
 
     fn result(p50: f64, p99: f64, error_rate: f64, throughput: f64) -> CellResult {
         CellResult {
-            latency_ms: Latency {
+            latency_ms: Some(Latency {
                 p50,
                 p99,
                 ..Latency::default()
-            },
-            error_rate,
-            throughput,
+            }),
+            error_rate: Some(error_rate),
+            throughput: Some(throughput),
             ..CellResult::default()
         }
     }

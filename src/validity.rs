@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::validate::Warmup;
-use benchrun_api::{CellResult, ValidatedRun};
+use benchrun_api::{CellResult, ErrorCounts, ValidatedRun};
 
 use crate::slo::{format_ms, format_rate};
 
@@ -78,14 +78,15 @@ pub fn warnings(
             shared.join(", ")
         ));
     }
-    if r.error_rate > MAX_ERROR_RATE {
+    if let Some(rate) = r.error_rate.filter(|f| *f > MAX_ERROR_RATE) {
+        let errors = r.errors.clone().unwrap_or_default();
         out.push(format!(
             "{}: {} of requests failed ({} of {}{}); throughput and latency include the failures",
             code::HIGH_ERROR_RATE,
-            format_rate(r.error_rate),
-            error_total(r),
-            r.requests,
-            error_breakdown(r)
+            format_rate(rate),
+            error_total(&errors),
+            r.requests.unwrap_or_default(),
+            error_breakdown(&errors)
         ));
     }
     if r.restarts > 0 {
@@ -158,7 +159,7 @@ fn generator_bound(r: &CellResult, threads: u64) -> Option<String> {
         ));
     }
     let threads = threads.max(1) as f64;
-    let cores = r.generator_cpu_us_per_request? * r.throughput / 1e6;
+    let cores = r.generator_cpu_us_per_request? * r.throughput? / 1e6;
     (cores / threads >= GENERATOR_CPU).then(|| {
         format!(
             "{}: the load generator used {cores:.2} cores over {threads} threads ({:.2} per thread); {ADVICE_GENERATOR}",
@@ -170,22 +171,22 @@ fn generator_bound(r: &CellResult, threads: u64) -> Option<String> {
 
 fn concurrency_bound(r: &CellResult) -> Option<String> {
     let of_limit = r.usage.cpu_avg_of_limit?;
-    if r.coordinates.rate.is_some() || of_limit >= CONCURRENCY_CPU || r.requests == 0 {
+    let (throughput, mean_ms) = (r.throughput?, r.latency_ms.as_ref()?.mean);
+    if r.coordinates.rate.is_some() || of_limit >= CONCURRENCY_CPU || r.requests? == 0 {
         return None;
     }
     let n = r.coordinates.connections;
-    let in_flight = r.throughput * r.latency_ms.mean / 1000.0;
+    let in_flight = throughput * mean_ms / 1000.0;
     Some(format!(
         "{}: the target used {:.0}% of its CPU limit with {n} connections (closed model); by Little's law N = X·R ({:.0} req/s × {} = {in_flight:.1} in flight) the connections, not the server, set the rate — raise connections to find its capacity, unless the target cannot use its limit (e.g. a single-threaded server)",
         code::CONCURRENCY_BOUND,
         of_limit * 100.0,
-        r.throughput,
-        format_ms(r.latency_ms.mean),
+        throughput,
+        format_ms(mean_ms),
     ))
 }
 
-fn error_total(r: &CellResult) -> i64 {
-    let e = &r.errors;
+fn error_total(e: &ErrorCounts) -> i64 {
     // Saturating: the counts come from a pod's log, not from arithmetic of our own.
     [
         e.connect_timeout,
@@ -198,8 +199,7 @@ fn error_total(r: &CellResult) -> i64 {
     .fold(e.connect_refused, i64::saturating_add)
 }
 
-fn error_breakdown(r: &CellResult) -> String {
-    let e = &r.errors;
+fn error_breakdown(e: &ErrorCounts) -> String {
     let classes = [
         ("connect refused", e.connect_refused),
         ("connect timeout", e.connect_timeout),
@@ -251,7 +251,9 @@ pub fn variance_warnings(results: &[CellResult]) -> BTreeMap<i32, String> {
         .iter()
         .filter(|r| r.outcome == crate::results::MEASURED)
     {
-        by_cell.entry(r.cell).or_default().push(r.throughput);
+        if let Some(t) = r.throughput {
+            by_cell.entry(r.cell).or_default().push(t);
+        }
     }
     by_cell
         .into_iter()
@@ -301,7 +303,7 @@ mod tests {
         let mut r = measured();
         r.usage.load_cpu_of_limit = None;
         r.generator_cpu_us_per_request = Some(950.0);
-        r.throughput = 2000.0;
+        r.throughput = Some(2000.0);
         assert_eq!(
             check(&r),
             vec!["GeneratorBound: the load generator used 1.90 cores over 2 threads (0.95 per thread); the generator, not the target, may have set the rate — add load pods or CPU"]
@@ -322,15 +324,16 @@ mod tests {
     #[test]
     fn error_rates_above_one_percent_are_flagged_with_their_classes() {
         let mut r = measured();
-        r.errors.timeout = 100;
-        r.errors.status5xx = 20;
-        r.requests = 6000;
-        r.error_rate = 0.02;
+        let errors = r.errors.as_mut().unwrap();
+        errors.timeout = 100;
+        errors.status5xx = 20;
+        r.requests = Some(6000);
+        r.error_rate = Some(0.02);
         assert_eq!(
             check(&r),
             vec!["HighErrorRate: 2.0% of requests failed (120 of 6000: timeout 100, 5xx 20); throughput and latency include the failures"]
         );
-        r.error_rate = 0.01;
+        r.error_rate = Some(0.01);
         assert!(check(&r).is_empty());
     }
 
@@ -365,8 +368,8 @@ mod tests {
         let mut r = measured();
         r.usage.cpu_avg_of_limit = Some(0.32);
         r.coordinates.connections = 10;
-        r.throughput = 5000.0;
-        r.latency_ms.mean = 2.0;
+        r.throughput = Some(5000.0);
+        r.latency_ms.as_mut().unwrap().mean = 2.0;
         assert_eq!(
             check(&r),
             vec!["ConcurrencyBound: the target used 32% of its CPU limit with 10 connections (closed model); by Little's law N = X·R (5000 req/s × 2.0ms = 10.0 in flight) the connections, not the server, set the rate — raise connections to find its capacity, unless the target cannot use its limit (e.g. a single-threaded server)"]

@@ -78,16 +78,22 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
         for r in &status.results {
             let seen = assert_counts_match(&counts, "matrix", r)?;
             println!(
-                "cell {} cpu={} c={}: generator {} + warm-up {}, target counted {seen}; {:.0} req/s, cpu {:?} cores, mem {:?} B",
+                "cell {} cpu={} c={}: generator {:?} + warm-up {:?}, target counted {seen}; {:.0} req/s, cpu {:?} cores, mem {:?} B, target nodes {:?}, load nodes {:?}",
                 r.cell,
                 r.coordinates.cpu,
                 r.coordinates.connections,
                 r.requests,
                 r.warmup_requests,
-                r.throughput,
+                r.throughput.unwrap_or_default(),
                 r.usage.cpu_avg_cores,
-                r.usage.memory_avg_bytes
+                r.usage.memory_avg_bytes,
+                r.target_nodes,
+                r.load_nodes
             );
+            // Placement is decided in every measured cell, from the load result itself when
+            // the load pods were gone before the operator saw them.
+            anyhow::ensure!(!r.target_nodes.is_empty(), "cell {}: no targetNodes", r.cell);
+            anyhow::ensure!(!r.load_nodes.is_empty(), "cell {}: no loadNodes", r.cell);
             let limit = benchrun_api::units::cpu_millis(&r.coordinates.cpu).unwrap() as f64 / 1000.0;
             let cpu = r.usage.cpu_avg_cores.unwrap_or(0.0);
             anyhow::ensure!(cpu > 0.0, "cell {}: no target CPU", r.cell);

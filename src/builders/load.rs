@@ -6,13 +6,15 @@ use benchrun_api::validate::{Limit, Warmup};
 use benchrun_api::{Cell, ValidatedRun};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec,
-    PodTemplateSpec, SecurityContext, WeightedPodAffinityTerm,
+    Affinity, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PodAffinityTerm,
+    PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec, SecurityContext,
+    WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::security::{container_security_context, pod_security_context, LOAD_USER};
 use super::{target::requirements, Owner};
+use crate::kills::{self, RestartBaseline};
 use crate::names::{self, role};
 
 /// Name of the load container in every load pod.
@@ -25,6 +27,25 @@ pub struct LoadSettings {
     pub image: String,
     /// Its pull policy.
     pub pull_policy: String,
+}
+
+/// Environment variable from which `benchrun-load` reads the node it runs on.
+pub const NODE_NAME_ENV: &str = "BENCHRUN_NODE_NAME";
+
+/// The pod's node through the Downward API, so the load result itself says where the load
+/// ran, even when its pod is gone before the operator sees it.
+fn node_name_env() -> EnvVar {
+    EnvVar {
+        name: NODE_NAME_ENV.into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: "spec.nodeName".into(),
+                ..ObjectFieldSelector::default()
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    }
 }
 
 /// Shares `total` over `pods`, never below one.
@@ -129,8 +150,9 @@ fn anti_affinity(
 }
 
 /// The Job of one measurement. It runs once (`backoffLimit: 0`): a retried measurement would
-/// not be the same measurement. The target's container restarts at creation are kept in an
-/// annotation, so restarts during the measurement survive an operator restart. Its deadline is the expected warm-up plus load time plus
+/// not be the same measurement. The target's container restarts at creation, in total and per
+/// pod, are kept in annotations, so restarts and OOM kills during the measurement survive an
+/// operator restart. Its deadline is the expected warm-up plus load time plus
 /// `timeouts.loadGrace`. Load pods prefer nodes without target pods and without each other.
 pub fn build_load_job(
     owner: &Owner,
@@ -138,7 +160,7 @@ pub fn build_load_job(
     cell: &Cell,
     repeat: usize,
     cluster_ip: &str,
-    restarts_baseline: i32,
+    restarts_baseline: &RestartBaseline,
     settings: &LoadSettings,
 ) -> Job {
     let name = names::job_name(&owner.name, cell.index, repeat);
@@ -153,6 +175,7 @@ pub fn build_load_job(
         image: Some(settings.image.clone()),
         image_pull_policy: Some(settings.pull_policy.clone()),
         args: Some(load_args(&owner.name, run, cell, repeat, cluster_ip)),
+        env: Some(vec![node_name_env()]),
         resources: Some(requirements(
             &res.cpu,
             &res.memory,
@@ -163,10 +186,16 @@ pub fn build_load_job(
         ..Container::default()
     };
     let mut metadata = owner.meta(name, labels.clone());
-    metadata.annotations = Some(std::collections::BTreeMap::from([(
-        names::RESTARTS_BASELINE.to_string(),
-        restarts_baseline.to_string(),
-    )]));
+    metadata.annotations = Some(std::collections::BTreeMap::from([
+        (
+            names::RESTARTS_BASELINE.to_string(),
+            restarts_baseline.total.to_string(),
+        ),
+        (
+            names::RESTARTS_BASELINE_PODS.to_string(),
+            kills::format_by_pod(&restarts_baseline.by_pod),
+        ),
+    ]));
     Job {
         metadata,
         spec: Some(JobSpec {
@@ -219,7 +248,16 @@ mod tests {
 
     /// The load Job of `run`'s cell `cell`, repeat `repeat`, against `ip`.
     fn job_of(run: &ValidatedRun, cell: usize, repeat: usize, ip: &str) -> Job {
-        build_load_job(&owner(), run, &run.cells[cell], repeat, ip, 0, &settings())
+        let baseline = RestartBaseline::default();
+        build_load_job(
+            &owner(),
+            run,
+            &run.cells[cell],
+            repeat,
+            ip,
+            &baseline,
+            &settings(),
+        )
     }
 
     fn args_of(job: &Job) -> Vec<String> {
@@ -287,6 +325,38 @@ mod tests {
         assert_eq!(c.allow_privilege_escalation, Some(false));
         assert_eq!(c.capabilities.unwrap().drop, Some(vec!["ALL".to_string()]));
         assert_eq!(c.read_only_root_filesystem, Some(true));
+    }
+
+    #[test]
+    fn restart_baselines_are_kept_in_total_and_per_pod() {
+        let run = validated(DEMO);
+        let baseline = RestartBaseline {
+            total: 3,
+            by_pod: [("web-a".to_string(), 1), ("web-b".to_string(), 2)].into(),
+        };
+        let job = build_load_job(
+            &owner(),
+            &run,
+            &run.cells[0],
+            0,
+            "1.2.3.4",
+            &baseline,
+            &settings(),
+        );
+        let notes = job.metadata.annotations.unwrap();
+        assert_eq!(notes[names::RESTARTS_BASELINE], "3");
+        assert_eq!(notes[names::RESTARTS_BASELINE_PODS], "web-a=1,web-b=2");
+    }
+
+    #[test]
+    fn load_pods_learn_their_node_from_the_downward_api() {
+        let job = job_of(&validated(DEMO), 0, 0, "1.2.3.4");
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        let env = pod.containers[0].env.clone().unwrap();
+        let node = env.iter().find(|e| e.name == NODE_NAME_ENV).unwrap();
+        assert_eq!(node.value, None);
+        let field = node.value_from.clone().unwrap().field_ref.unwrap();
+        assert_eq!(field.field_path, "spec.nodeName");
     }
 
     #[test]

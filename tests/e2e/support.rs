@@ -376,15 +376,16 @@ pub fn assert_counts_match(
     r: &CellResult,
 ) -> anyhow::Result<i64> {
     anyhow::ensure!(r.outcome == "Measured", "cell {} {:?}", r.cell, r.reason);
-    anyhow::ensure!(r.requests > 0, "cell {} measured no request", r.cell);
+    let (Some(requests), Some(warmup)) = (r.requests, r.warmup_requests) else {
+        anyhow::bail!("cell {} has no request counts", r.cell);
+    };
+    anyhow::ensure!(requests > 0, "cell {} measured no request", r.cell);
     let tag = format!("{run}/{}/{}", r.cell, r.repeat);
     let seen = counts.get(&tag).copied().unwrap_or(0);
     anyhow::ensure!(
-        seen == r.requests + r.warmup_requests,
-        "cell {} ({tag}): target counted {seen}, generator reported {} + {} warm-up",
+        seen == requests + warmup,
+        "cell {} ({tag}): target counted {seen}, generator reported {requests} + {warmup} warm-up",
         r.cell,
-        r.requests,
-        r.warmup_requests
     );
     Ok(seen)
 }

@@ -224,26 +224,27 @@ pub struct CellResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Completed requests in the measured window (errors included, warm-up excluded).
-    #[serde(default)]
-    pub requests: i64,
+    /// Absent, like every load figure, when the measurement failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<i64>,
     /// Requests sent during the warm-up (not part of any figure).
-    #[serde(default)]
-    pub warmup_requests: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_requests: Option<i64>,
     /// Errors by class.
-    #[serde(default)]
-    pub errors: ErrorCounts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorCounts>,
     /// Errors over requests, as a fraction (0.01 = 1 %).
-    #[serde(default)]
-    pub error_rate: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
     /// Response bytes received.
-    #[serde(default)]
-    pub bytes: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<i64>,
     /// Requests per second over the measured window.
-    #[serde(default)]
-    pub throughput: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<f64>,
     /// Latency in milliseconds (corrected for coordinated omission in the open model).
-    #[serde(default)]
-    pub latency_ms: Latency,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Latency>,
     /// Mean TCP connect time in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<f64>,

@@ -99,11 +99,11 @@ mod tests {
         let before = fixtures::results();
         let mut after = fixtures::results();
         after.truncate(2);
-        after[0].throughput = 8200.0;
-        after[0].latency_ms.p99 = 1.55;
+        after[0].throughput = Some(8200.0);
+        after[0].latency_ms.as_mut().unwrap().p99 = 1.55;
         let mut again = after[1].clone();
         again.repeat = 1;
-        again.throughput = 5000.0;
+        again.throughput = Some(5000.0);
         after.push(again);
         let t = compare_table(&["before", "after"], &[&before, &after]);
         let mut out = Vec::new();

@@ -64,9 +64,17 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// One CSV record for a measurement (absent values are empty; warnings joined by ` | `).
+/// One CSV record for a measurement (absent values are empty; warnings joined by ` | `). A
+/// failed measurement's load figures are empty, also when an older operator stored zeros.
 pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
-    let (c, e, l, u) = (&r.coordinates, &r.errors, &r.latency_ms, &r.usage);
+    let measured = crate::num::measured(r);
+    let (c, u) = (&r.coordinates, &r.usage);
+    let e = r.errors.as_ref().filter(|_| measured);
+    let l = r.latency_ms.as_ref().filter(|_| measured);
+    let fig = |v: Option<f64>| opt(v.filter(|_| measured));
+    let count = |v: Option<i64>| opt(v.filter(|_| measured));
+    let class = |pick: fn(&benchrun_api::ErrorCounts) -> i64| opt(e.map(pick));
+    let lat = |pick: fn(&benchrun_api::Latency) -> f64| opt(l.map(pick));
     vec![
         run.to_string(),
         r.cell.to_string(),
@@ -80,24 +88,24 @@ pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
         opt(c.rate),
         r.outcome.clone(),
         opt(r.reason.clone()),
-        r.requests.to_string(),
-        r.warmup_requests.to_string(),
-        r.error_rate.to_string(),
-        e.connect_refused.to_string(),
-        e.connect_timeout.to_string(),
-        e.timeout.to_string(),
-        e.read.to_string(),
-        e.status4xx.to_string(),
-        e.status5xx.to_string(),
-        r.bytes.to_string(),
-        r.throughput.to_string(),
-        l.mean.to_string(),
-        l.p50.to_string(),
-        l.p90.to_string(),
-        l.p99.to_string(),
-        l.p999.to_string(),
-        l.max.to_string(),
-        opt(r.connect_ms),
+        count(r.requests),
+        count(r.warmup_requests),
+        fig(r.error_rate),
+        class(|e| e.connect_refused),
+        class(|e| e.connect_timeout),
+        class(|e| e.timeout),
+        class(|e| e.read),
+        class(|e| e.status4xx),
+        class(|e| e.status5xx),
+        count(r.bytes),
+        fig(r.throughput),
+        lat(|l| l.mean),
+        lat(|l| l.p50),
+        lat(|l| l.p90),
+        lat(|l| l.p99),
+        lat(|l| l.p999),
+        lat(|l| l.max),
+        fig(r.connect_ms),
         opt(u.cpu_avg_cores),
         opt(u.cpu_peak_cores),
         opt(u.cpu_avg_of_limit),
@@ -164,7 +172,11 @@ mod tests {
             "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,0,0,0,0,0,0,0,0,0,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,,0.95,,,,134217728,,,0,0,Met,,demo-detail-0-0"
         );
         assert!(lines[2].contains(",Violated: errorRate 1.23% > 1%,GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's | HighErrorRate: 1.23% of requests failed (read 665),"));
-        assert!(lines[4].contains(",Failed,ImagePullBackOff: spring:3.2 not found,"));
+        assert_eq!(
+            lines[4],
+            "demo,3,0,spring,hello,1,1Gi,1,100,,Failed,ImagePullBackOff: spring:3.2 not found,,,,,,,,,,,,,,,,,,,,,,,,,,,,0,0,,,",
+            "a failed measurement has no figures, not zeros"
+        );
         for r in fixtures::results() {
             assert_eq!(
                 csv_record("demo", &r).len(),
@@ -174,6 +186,20 @@ mod tests {
                 r.repeat
             );
         }
+    }
+
+    #[test]
+    fn a_failed_cell_stored_with_zeros_by_an_older_operator_exports_no_figures() {
+        let old = r#"{"cell": 3, "repeat": 0, "outcome": "Failed", "reason": "x",
+            "coordinates": {"target": "spring", "scenario": "hello", "cpu": "1",
+                            "memory": "1Gi", "replicas": 1, "connections": 100},
+            "requests": 0, "warmupRequests": 0, "errorRate": 0.0, "bytes": 0,
+            "throughput": 0.0, "errors": {}, "usage": {},
+            "latencyMs": {"mean": 0, "p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0}}"#;
+        let r: CellResult = serde_json::from_str(old).unwrap();
+        let mut new = fixtures::results()[3].clone();
+        new.reason = Some("x".into());
+        assert_eq!(csv_record("demo", &r), csv_record("demo", &new));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Fixed inputs for the renderers' tests (and, rendered, the examples in docs/report.md).
 
 use benchrun_api::{
-    BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, Latency, Summary, TargetUsage,
+    BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, ErrorCounts, Latency, Summary,
+    TargetUsage,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -30,16 +31,20 @@ pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) 
             rate: None,
         },
         outcome: "Measured".into(),
-        requests: (rps * 30.0) as i64,
-        throughput: rps,
-        latency_ms: Latency {
+        requests: Some((rps * 30.0) as i64),
+        warmup_requests: Some(0),
+        errors: Some(ErrorCounts::default()),
+        error_rate: Some(0.0),
+        bytes: Some(0),
+        throughput: Some(rps),
+        latency_ms: Some(Latency {
             mean: round3(p99 / 4.0),
             p50: round3(p99 / 5.0),
             p90: round3(p99 / 2.0),
             p99,
             p999: round3(p99 * 1.5),
             max: round3(p99 * 3.0),
-        },
+        }),
         usage: TargetUsage {
             cpu_avg_cores: Some(0.95),
             cpu_avg_of_limit: Some(0.95),
@@ -59,18 +64,20 @@ pub fn results() -> Vec<CellResult> {
     spring.usage.cpu_avg_of_limit = Some(0.62);
     spring.usage.memory_peak_bytes = Some(402_653_184);
     let mut slow = cell(1, "express", "1", 100, 5405.2, 41.0);
-    slow.error_rate = 0.0123;
+    slow.error_rate = Some(0.0123);
     slow.slo = Some("Violated: errorRate 1.23% > 1%".into());
     slow.warnings = vec![
         "GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's".into(),
         "HighErrorRate: 1.23% of requests failed (read 665)".into(),
     ];
-    let mut failed = cell(3, "spring", "1", 100, 0.0, 0.0);
-    failed.outcome = "Failed".into();
-    failed.reason = Some("ImagePullBackOff: spring:3.2 not found".into());
-    failed.slo = None;
-    failed.usage = TargetUsage::default();
-    failed.detail = None;
+    // As the operator writes a failed measurement: coordinates and reason, no figures.
+    let failed = CellResult {
+        cell: 3,
+        coordinates: cell(3, "spring", "1", 100, 0.0, 0.0).coordinates,
+        outcome: "Failed".into(),
+        reason: Some("ImagePullBackOff: spring:3.2 not found".into()),
+        ..Default::default()
+    };
     vec![
         cell(0, "express", "1", 10, 4100.0, 3.1),
         slow,

@@ -21,6 +21,11 @@ pub fn rps(v: f64) -> String {
     about_three_digits(v)
 }
 
+/// An optional figure rendered with `render`, or [`NONE`] when it is absent.
+pub fn or_none<T>(v: Option<T>, render: impl FnOnce(T) -> String) -> String {
+    v.map_or_else(|| NONE.into(), render)
+}
+
 /// Milliseconds with three significant-ish digits: `0.84`, `12.3`, `250`.
 pub fn ms(v: f64) -> String {
     about_three_digits(v)
@@ -94,7 +99,8 @@ pub fn measurement(r: &CellResult) -> String {
     }
 }
 
-/// Whether the measurement produced figures (`outcome` is `Measured`).
+/// Whether the measurement produced figures (`outcome` is `Measured`). A failed one has
+/// none: renderers show its figures as absent, also when an older operator stored zeros.
 pub fn measured(r: &CellResult) -> bool {
     r.outcome != "Failed"
 }
@@ -120,12 +126,17 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// The means over `repeats` (see [`measured_repeats`]); `None` when there are none.
+    /// The means over those of `repeats` (see [`measured_repeats`]) that have a throughput
+    /// and a latency; `None` when none has.
     pub fn mean(repeats: &[&CellResult]) -> Option<Figures> {
-        let n = repeats.len() as f64;
-        (!repeats.is_empty()).then(|| Figures {
-            throughput: repeats.iter().map(|r| r.throughput).sum::<f64>() / n,
-            p99_ms: repeats.iter().map(|r| r.latency_ms.p99).sum::<f64>() / n,
+        let pairs: Vec<(f64, f64)> = repeats
+            .iter()
+            .filter_map(|r| Some((r.throughput?, r.latency_ms.as_ref()?.p99)))
+            .collect();
+        let n = pairs.len() as f64;
+        (!pairs.is_empty()).then(|| Figures {
+            throughput: pairs.iter().map(|p| p.0).sum::<f64>() / n,
+            p99_ms: pairs.iter().map(|p| p.1).sum::<f64>() / n,
         })
     }
 }

@@ -55,14 +55,14 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
             c.rate.map_or_else(|| NONE.into(), |v| v.to_string()),
         ]);
         if num::measured(r) {
-            let l = &r.latency_ms;
+            let l = r.latency_ms.as_ref();
             row.extend([
-                num::rps(r.throughput),
-                num::ms(l.p50),
-                num::ms(l.p90),
-                num::ms(l.p99),
-                num::ms(l.max),
-                num::percent2(r.error_rate),
+                num::or_none(r.throughput, num::rps),
+                num::or_none(l.map(|l| l.p50), num::ms),
+                num::or_none(l.map(|l| l.p90), num::ms),
+                num::or_none(l.map(|l| l.p99), num::ms),
+                num::or_none(l.map(|l| l.max), num::ms),
+                num::or_none(r.error_rate, num::percent2),
                 num::cpu(r.usage.cpu_avg_cores, r.usage.cpu_avg_of_limit),
                 num::mib(r.usage.memory_peak_bytes),
             ]);

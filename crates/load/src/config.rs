@@ -168,6 +168,9 @@ pub struct Config {
     pub scenarios: Vec<Scenario>,
     /// Print a progress line on stderr once a second.
     pub progress: bool,
+    /// The node this generator runs on (e.g. a pod's `spec.nodeName`), recorded in the
+    /// result's `nodes`; `None` when unknown.
+    pub node: Option<String>,
 }
 
 impl Config {
@@ -190,6 +193,7 @@ impl Config {
             body: None,
             scenarios: Vec::new(),
             progress: false,
+            node: None,
         }
     }
 

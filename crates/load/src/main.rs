@@ -87,6 +87,10 @@ struct LoadArgs {
     /// Event-loop threads (default: CPUs available to this process).
     #[arg(short = 't', long)]
     threads: Option<usize>,
+    /// Name of the node this runs on, recorded in the JSON result's `nodes` (the load Job
+    /// sets it from the pod's `spec.nodeName`).
+    #[arg(long, env = "BENCHRUN_NODE_NAME", value_name = "NAME")]
+    node: Option<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +142,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         .map(|h| parse_header(h))
         .collect::<Result<_, _>>()?;
     c.method = a.method.to_ascii_uppercase();
+    c.node = a.node.filter(|n| !n.is_empty());
     c.body = a.body.map(String::into_bytes);
     if let Some(path) = &a.scenarios {
         c.scenarios = scenario::parse_file(&read_input(path)?)

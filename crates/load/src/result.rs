@@ -31,7 +31,8 @@
 //!   "histograms": { "latency": <base64>, "latency_uncorrected": null | <base64>,
 //!                   "connect": <base64> },
 //!   "scenarios": [ { "name", "method", "path", "weight", "requests", "successes",   // only
-//!                    "errors", "latency", "histogram": <base64> }, ... ]       // when > 1
+//!                    "errors", "latency", "histogram": <base64> }, ... ],      // when > 1
+//!   "nodes": [ "node-a", ... ]         // absent when unknown; merged: every input's nodes
 //! }
 //! ```
 //!
@@ -120,6 +121,11 @@ pub struct LoadResult {
     /// top-level figures cover all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scenarios: Vec<ScenarioResult>,
+    /// Nodes the load ran on (`--node`, in a pod its `spec.nodeName`), sorted and without
+    /// duplicates; merged results hold the nodes of every input. Absent when unknown, as in
+    /// results written before this field existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
 }
 
 /// What one scenario of a multi-scenario run got.
@@ -316,7 +322,8 @@ impl ErrorCounts {
 /// Counts, bytes, errors and CPU are summed; histograms are merged exactly and the
 /// percentiles recomputed from them; the window is [earliest start, latest end] and the
 /// throughput is the total request count over that window; timeline entries are aligned by
-/// absolute second and their histograms merged. Fails on an empty input, a schema other than
+/// absolute second and their histograms merged; `nodes` is the sorted union of the inputs'
+/// nodes. Fails on an empty input, a schema other than
 /// [`SCHEMA`], or an undecodable histogram.
 pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
     let first = results
@@ -399,7 +406,14 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
     };
     out.timeline = merge_timeline_entries(results.iter().flat_map(|r| &r.timeline))?;
     out.scenarios = merge_scenarios(results.iter().flat_map(|r| &r.scenarios))?;
+    out.nodes = merge_nodes(results.iter().flat_map(|r| &r.nodes));
     Ok(out)
+}
+
+/// The sorted, distinct node names among `nodes`.
+fn merge_nodes<'a>(nodes: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let set: std::collections::BTreeSet<&String> = nodes.collect();
+    set.into_iter().cloned().collect()
 }
 
 /// Merges per-scenario results by name, in order of first appearance.

@@ -46,6 +46,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
             connect: hist::encode(&c),
         },
         scenarios: Vec::new(),
+        nodes: Vec::new(),
     }
 }
 
@@ -119,4 +120,27 @@ fn merging_one_result_keeps_its_figures() {
     assert_eq!(m.latency, r.latency);
     assert_eq!(m.requests, 3);
     assert!((m.throughput - 1.5).abs() < 1e-9);
+}
+
+#[test]
+fn merge_keeps_the_sorted_set_of_every_inputs_nodes() {
+    let on = |nodes: &[&str]| LoadResult {
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        ..result_from(&[10, 20], 0, 1000, 0)
+    };
+    let merged = merge(&[on(&["node-b"]), on(&[]), on(&["node-a", "node-b"])]).unwrap();
+    assert_eq!(merged.nodes, ["node-a", "node-b"]);
+    assert!(merge(&[on(&[]), on(&[])]).unwrap().nodes.is_empty());
+}
+
+#[test]
+fn results_without_nodes_still_parse_and_unknown_nodes_are_not_written() {
+    let r = result_from(&[10, 20], 0, 1000, 0);
+    let mut json = serde_json::to_value(&r).unwrap();
+    assert!(json.get("nodes").is_none(), "absent when unknown");
+    let back: LoadResult = serde_json::from_value(json.clone()).unwrap();
+    assert!(back.nodes.is_empty());
+    json["nodes"] = serde_json::json!(["worker-1"]);
+    let back: LoadResult = serde_json::from_value(json).unwrap();
+    assert_eq!(back.nodes, ["worker-1"]);
 }

@@ -268,6 +268,7 @@ fn build_result(
             connect: hist::encode(&connect),
         },
         scenarios: scenario_results(scenarios, &outputs)?,
+        nodes: config.node.iter().cloned().collect(),
     })
 }
 

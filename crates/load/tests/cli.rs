@@ -56,8 +56,16 @@ fn json_output_merges_through_the_merge_subcommand() {
     let dir = std::env::temp_dir().join(format!("benchrun-load-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut files = Vec::new();
+    // The node comes from --node or, as in the load Job, from BENCHRUN_NODE_NAME.
     for (i, n) in [30, 20].iter().enumerate() {
-        let out = bin()
+        let mut cmd = bin();
+        cmd.env_remove("BENCHRUN_NODE_NAME");
+        if i == 0 {
+            cmd.args(["--node", "node-b"]);
+        } else {
+            cmd.env("BENCHRUN_NODE_NAME", "node-a");
+        }
+        let out = cmd
             .args([
                 "-c",
                 "2",
@@ -90,6 +98,7 @@ fn json_output_merges_through_the_merge_subcommand() {
     assert_eq!(merged.requests, 50);
     assert_eq!(merged.latency.count, 50);
     assert_eq!(server.requests(), 50);
+    assert_eq!(merged.nodes, ["node-a", "node-b"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
