@@ -113,10 +113,9 @@ pub struct Observed {
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window (queried only once the window is scraped).
-    pub usage: Option<UsageObserved>,
+    pub usage: Option<Collection>,
     /// The previous reconcile of this run failed and is being retried (a transient error).
     pub retrying: bool,
-    pub usage: Option<Collection>,
     /// Deferred collections of earlier measurements that were due.
     pub pending: Vec<PendingObserved>,
     /// How long after a window ends the operator keeps asking an unreachable Prometheus for
