@@ -59,7 +59,7 @@ fn refused_job_or_detail_fails_only_its_measurement() {
         cell: 0,
         repeat: 1,
         cluster_ip: "10.96.0.7".into(),
-        restarts_baseline: 0,
+        restarts_baseline: crate::kills::RestartBaseline::default(),
     };
     let detail = Action::StoreDetail {
         cell: 0,

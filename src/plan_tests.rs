@@ -717,7 +717,7 @@ fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves
     assert_eq!(d.status.results.len(), 1);
     let r = &d.status.results[0];
     assert_eq!(r.outcome, "Measured");
-    assert_eq!((r.requests, r.throughput), (10_000, 1000.0));
+    assert_eq!((r.requests, r.throughput), (Some(10_000), Some(1000.0)));
     assert_eq!(r.usage, TargetUsage::default());
     let p = r.metrics_pending.clone().expect("pending");
     assert_eq!(p.attempts, 1);
@@ -876,7 +876,7 @@ fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reas
     let r = &d.status.results[0];
     assert_eq!(r.metrics_pending, None);
     assert_eq!(r.usage, TargetUsage::default());
-    assert_eq!(r.requests, 10_000, "the load figures are kept");
+    assert_eq!(r.requests, Some(10_000), "the load figures are kept");
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
         r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be reached from 2025-11-30T14:00:24Z until 2025-11-30T14:10:13Z (2 attempts; last: Prometheus at"),

@@ -247,7 +247,7 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
         for r in &status.results {
             let seen = assert_counts_match(&counts, "takeover", r)?;
             println!(
-                "cell {}: generator {} + warm-up {}, target counted {seen}",
+                "cell {}: generator {:?} + warm-up {:?}, target counted {seen}",
                 r.cell, r.requests, r.warmup_requests
             );
         }
@@ -479,7 +479,8 @@ async fn run_succeeds_in_a_namespace_enforcing_the_restricted_standard() {
             let seen = assert_counts_match(&counts, "restricted", r)?;
             println!(
                 "cell {}: target counted {seen}, {:.0} req/s",
-                r.cell, r.throughput
+                r.cell,
+                r.throughput.unwrap_or_default()
             );
         }
         Ok(())
@@ -566,9 +567,11 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
         let r0 = &s.results[0];
         println!(
             "deferred: cell {} {:.0} req/s, usage {:?}, pending {:?}, warnings {:?}",
-            r0.cell, r0.throughput, r0.usage.cpu_avg_cores, r0.metrics_pending, r0.warnings
+            r0.cell,
+            r0.throughput.unwrap_or_default(),
+            r0.usage.cpu_avg_cores, r0.metrics_pending, r0.warnings
         );
-        anyhow::ensure!(r0.requests > 0, "the load figures were not kept");
+        anyhow::ensure!(r0.requests.unwrap_or(0) > 0, "the load figures were not kept");
         let rest = Duration::from_secs(60).saturating_sub(stopped.elapsed());
         tokio::time::sleep(rest).await;
         outage.end()?;
@@ -587,12 +590,12 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
         for r in &status.results {
             let seen = assert_counts_match(&counts, "promdown", r)?;
             println!(
-                "cell {} c={}: {} requests (target counted {seen} with warm-up), {:.0} req/s, p99 {:.1} ms; cpu {:?} cores ({:?} of limit), mem avg {:?} B, load cpu {:?}; warnings {:?}",
+                "cell {} c={}: {:?} requests (target counted {seen} with warm-up), {:.0} req/s, p99 {:.1} ms; cpu {:?} cores ({:?} of limit), mem avg {:?} B, load cpu {:?}; warnings {:?}",
                 r.cell,
                 r.coordinates.connections,
                 r.requests,
-                r.throughput,
-                r.latency_ms.p99,
+                r.throughput.unwrap_or_default(),
+                r.latency_ms.as_ref().map_or(0.0, |l| l.p99),
                 r.usage.cpu_avg_cores,
                 r.usage.cpu_avg_of_limit,
                 r.usage.memory_avg_bytes,
@@ -658,4 +661,3 @@ async fn header_with_crlf_is_rejected_at_admission_naming_the_field() {
     .await;
     cluster.finish(&ns, outcome).await;
 }
-

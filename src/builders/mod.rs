@@ -161,8 +161,15 @@ mod name_tests {
                     labels_valid(&what, s.spec.unwrap().selector.as_ref());
 
                     for repeat in 0..run.repeats {
-                        let j =
-                            build_load_job(&owner, &run, cell, repeat, "10.0.0.1", 0, &settings);
+                        let j = build_load_job(
+                            &owner,
+                            &run,
+                            cell,
+                            repeat,
+                            "10.0.0.1",
+                            &crate::kills::RestartBaseline::default(),
+                            &settings,
+                        );
                         let name = j.metadata.name.clone().unwrap();
                         assert!(is_dns1123_subdomain(&name), "{what}: Job {name}");
                         // The Job name is also the pods' `job-name` label value.
