@@ -99,7 +99,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         total += v * secs;
         rest = &rest[u..];
     }
-    if !(total <= MAX_DURATION_SECS) {
+    if total.is_nan() || total > MAX_DURATION_SECS {
         return Err(format!(
             "{s:?} is beyond the longest duration (about 2562047h, as in Go): use a shorter one, e.g. \"30s\""
         ));
