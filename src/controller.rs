@@ -193,7 +193,7 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
                 Applied::All => {}
                 Applied::RunDeleted => return Ok(Requeue::await_change()),
                 // The follow-up only deletes, so this does not happen; retry if it does.
-                Applied::Refused(_, e) => return Err(e),
+                Applied::Refused(_, e) => return Err(*e),
             }
         }
     }
@@ -274,7 +274,7 @@ enum Applied {
     /// The run itself was deleted.
     RunDeleted,
     /// The apiserver refused a child (the remaining actions were not attempted).
-    Refused(plan::Refusal, Error),
+    Refused(plan::Refusal, Box<Error>),
 }
 
 /// Carries out the planner's actions in order. A refused apply of a child stops there and is
@@ -292,7 +292,7 @@ async fn apply(
             Ok(false) => {}
             Err(e) => {
                 return match refusal(action, &e) {
-                    Some(r) => Ok(Applied::Refused(r, e)),
+                    Some(r) => Ok(Applied::Refused(r, Box::new(e))),
                     None => Err(e),
                 }
             }
@@ -395,44 +395,35 @@ async fn delete_targets(c: &Client, owner: &Owner, except: Option<&String>) -> R
     let keep = |labels: &std::collections::BTreeMap<String, String>| {
         except.is_some() && labels.get(label::CONFIG) == except
     };
+    // Foreground: the Deployment stays until its pods are gone, so the next configuration is
+    // not measured beside them.
     let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
-    for d in deployments
-        .list(&kube::api::ListParams::default().labels(&sel))
-        .await
-        .map_err(|source| Error::ObserveFailed {
-            what: "Deployment list".into(),
-            source,
-        })?
-    {
-        if !keep(d.labels()) {
-            // Foreground: the Deployment stays until its pods are gone, so the next
-            // configuration is not measured beside them.
-            delete(
-                &deployments,
-                &d.name_any(),
-                &DeleteParams::foreground(),
-                "Deployment",
-            )
-            .await?;
-        }
-    }
+    delete_unkept(
+        &deployments,
+        &sel,
+        keep,
+        &DeleteParams::foreground(),
+        "Deployment",
+    )
+    .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
-    for s in services
-        .list(&kube::api::ListParams::default().labels(&sel))
-        .await
-        .map_err(|source| Error::ObserveFailed {
-            what: "Service list".into(),
-            source,
-        })?
-    {
-        if !keep(s.labels()) {
-            delete(
-                &services,
-                &s.name_any(),
-                &DeleteParams::default(),
-                "Service",
-            )
-            .await?;
+    delete_unkept(&services, &sel, keep, &DeleteParams::default(), "Service").await
+}
+
+/// Deletes the objects matching `selector` whose labels `keep` does not keep.
+async fn delete_unkept<K>(
+    api: &Api<K>,
+    selector: &str,
+    keep: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
+    dp: &DeleteParams,
+    kind: &'static str,
+) -> Result<()>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    for o in crate::observe::list(api, selector).await? {
+        if !keep(o.labels()) {
+            delete(api, &o.name_any(), dp, kind).await?;
         }
     }
     Ok(())

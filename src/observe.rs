@@ -41,7 +41,8 @@ fn observe_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
     move |source| Error::ObserveFailed { what, source }
 }
 
-async fn list<K>(api: &Api<K>, selector: &str) -> Result<Vec<K>>
+/// The objects of `api` matching a label selector.
+pub(crate) async fn list<K>(api: &Api<K>, selector: &str) -> Result<Vec<K>>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     K::DynamicType: Default,

@@ -301,16 +301,7 @@ pub fn plan(
     observed: &Observed,
     now: Timestamp,
 ) -> Decision {
-    let mut p = Planner {
-        run,
-        obs: observed,
-        now,
-        status: status.clone(),
-        actions: Vec::new(),
-        notes: Vec::new(),
-        requeue: None,
-    };
-    p.status.observed_generation = observed.generation;
+    let mut p = Planner::new(run, status, observed, now);
     p.status.total = Some(run.total() as i32);
     if is_finished(status) {
         p.finished();
@@ -319,12 +310,7 @@ pub fn plan(
     } else {
         p.step();
     }
-    Decision {
-        actions: p.actions,
-        status: p.status,
-        notes: p.notes,
-        requeue: p.requeue,
-    }
+    p.decision()
 }
 
 /// The decision after the apiserver refused a child of `status` (the status the refused
@@ -340,16 +326,7 @@ pub fn plan_refused(
     refusal: &Refusal,
     now: Timestamp,
 ) -> Decision {
-    let mut p = Planner {
-        run,
-        obs: observed,
-        now,
-        status: status.clone(),
-        actions: Vec::new(),
-        notes: Vec::new(),
-        requeue: None,
-    };
-    p.status.observed_generation = observed.generation;
+    let mut p = Planner::new(run, status, observed, now);
     let reason = format!(
         "the apiserver refused {} ({}): {}",
         refusal.child, refusal.code, refusal.message
@@ -373,12 +350,7 @@ pub fn plan_refused(
         // Deletions and the run itself are never refused this way; retrying is all there is.
         _ => p.after(Duration::from_secs(5)),
     }
-    Decision {
-        actions: p.actions,
-        status: p.status,
-        notes: p.notes,
-        requeue: p.requeue,
-    }
+    p.decision()
 }
 
 struct Planner<'a> {
@@ -389,6 +361,37 @@ struct Planner<'a> {
     actions: Vec<Action>,
     notes: Vec<Note>,
     requeue: Option<Duration>,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner starting from `status`, which it marks as describing the observed generation.
+    fn new(
+        run: &'a ValidatedRun,
+        status: &BenchmarkRunStatus,
+        obs: &'a Observed,
+        now: Timestamp,
+    ) -> Self {
+        let mut status = status.clone();
+        status.observed_generation = obs.generation;
+        Planner {
+            run,
+            obs,
+            now,
+            status,
+            actions: Vec::new(),
+            notes: Vec::new(),
+            requeue: None,
+        }
+    }
+
+    fn decision(self) -> Decision {
+        Decision {
+            actions: self.actions,
+            status: self.status,
+            notes: self.notes,
+            requeue: self.requeue,
+        }
+    }
 }
 
 /// Merges the load pods' results; a pod without a result fails the measurement.
