@@ -3,10 +3,17 @@
 //! `deploy/base`, one namespace `deploy/namespaced`) grant the same least-privilege rules, the
 //! namespaced one without any cluster-scoped object, and leader election may touch only its Lease.
 
-use std::path::Path;
+use std::path::PathBuf;
+
+/// The checkout's root, read at run time: a test binary reused from another checkout's build
+/// (shared target directory, same sources) must read this checkout's files.
+fn repo_root() -> PathBuf {
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test"))
+}
 
 fn read(path: &str) -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
+    let root = root.as_path();
     std::fs::read_to_string(root.join(path))
         .unwrap_or_else(|e| panic!("failed to read {path}: {e}"))
 }
@@ -163,7 +170,8 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
 /// overlay's namespace, and an operator that watches the namespace it runs in.
 #[test]
 fn namespaced_overlay_renders_only_objects_of_its_namespace() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
+    let root = root.as_path();
     let out = match std::process::Command::new("kubectl")
         .args(["kustomize", "deploy/namespaced"])
         .current_dir(root)

@@ -421,8 +421,12 @@ impl Drop for PrometheusOutage {
 }
 
 fn cluster_sh(args: &[&str]) -> anyhow::Result<()> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/hack/cluster.sh");
-    let out = std::process::Command::new(script)
+    // Read at run time: a binary reused from another checkout's build must run this one's script.
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .context("CARGO_MANIFEST_DIR unset: run by cargo test")?;
+    let script = std::path::Path::new(&dir).join("hack/cluster.sh");
+    let script = script.display().to_string();
+    let out = std::process::Command::new(&script)
         .args(args)
         .output()
         .with_context(|| format!("failed to run {script}"))?;

@@ -1,12 +1,14 @@
 //! Repository consistency: the committed CRD is the generated one, and every example parses,
 //! validates and passes the CRD's CEL rules.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use benchrun_api::{validate, BenchmarkRun};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    // Read at run time: a test binary reused from a build in another checkout (same sources,
+    // shared target directory) would otherwise look in that checkout.
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..")
 }
 
 #[test]

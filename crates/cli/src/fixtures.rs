@@ -155,9 +155,10 @@ pub fn running_status() -> BenchmarkRunStatus {
 /// Asserts that `got` equals the file `tests/golden/<name>`; with `BENCHRUN_BLESS=1` in the
 /// environment, (re)writes the file instead. The files are also the examples in the docs.
 pub fn assert_golden(name: &str, got: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    // Read at run time, not with env!: a test binary reused from another checkout's build
+    // (shared target directory) must compare against this checkout's files.
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test");
+    let path = std::path::Path::new(&dir).join("tests/golden").join(name);
     if std::env::var_os("BENCHRUN_BLESS").is_some() {
         std::fs::write(&path, got).unwrap();
     }

@@ -252,7 +252,7 @@ mod tests {
             ("{}", "expected a JSON array"),
             (
                 r#"[{"name":"a","path":"hello"}]"#,
-                "path must start with '/'",
+                "path \"hello\" must start with '/'",
             ),
             (
                 r#"[{"name":"a","path":"/"},{"name":"a","path":"/b"}]"#,

@@ -136,7 +136,10 @@ fn a_scenarios_file_mixes_requests_and_bad_ones_name_the_problem() {
     let bad_arg = bad.to_str().unwrap();
     let with_path = format!("{base}/hello");
     let cases: &[(&[&str], &str)] = &[
-        (&["--scenarios", bad_arg, &base], "path must start with '/'"),
+        (
+            &["--scenarios", bad_arg, &base],
+            "path \"nope\" must start with '/'",
+        ),
         (&["--scenarios", good_arg, &with_path], "without a path"),
         (
             &["--scenarios", good_arg, "-m", "POST", &base],
