@@ -53,7 +53,9 @@ start() {
   if alive "$name"; then log "$name already running (pid $(pid_of "$name"))"; return 0; fi
   mkdir -p "$K/logs" "$K/pids"
   printf '\n==== %s start: %s\n' "$(date -Is)" "$*" >>"$K/logs/$name.log"
-  setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null 8>&- &   # 8: our lock, not for children
+  # No inherited descriptor lives on in a daemon: not our lock (8), nor a caller's, e.g.
+  # `flock /tmp/benchrun-e2e.lock hack/cluster.sh up` would otherwise stay locked for good.
+  ( close_inherited_fds; exec setsid "$@" >>"$K/logs/$name.log" 2>&1 </dev/null ) &
   local pid=$!
   echo "$pid" >"$K/pids/$name"
   local exe=""
