@@ -27,6 +27,7 @@ pub mod policy;
 pub mod prometheus;
 pub mod promql;
 pub mod results;
+pub mod samples;
 pub mod slo;
 pub mod slots;
 pub mod telemetry;

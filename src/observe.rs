@@ -484,7 +484,6 @@ async fn usage(
         target_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64
             * f64::from(cell.replicas)
             / 1000.0,
-        load_cpu_limit_cores: v.load_resources.cpu_millis as f64 * f64::from(v.load_pods) / 1000.0,
         extra: v
             .spec
             .prometheus

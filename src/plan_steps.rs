@@ -59,6 +59,15 @@ impl Planner<'_> {
         ));
     }
 
+    /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
+    fn accept(&mut self) {
+        let message = match self.run.short_window_warning() {
+            Some(w) => format!("the spec is valid; warning: {w}"),
+            None => "the spec is valid".into(),
+        };
+        self.condition(condition::ACCEPTED, true, "Valid", message);
+    }
+
     pub(super) fn start(&mut self) {
         if let Slot::HeldBy(holders) = &self.obs.slot {
             let message = format!(
@@ -69,12 +78,7 @@ impl Planner<'_> {
                 self.note(false, "Queued", message.clone());
             }
             self.status.phase = Some(phase::QUEUED.into());
-            self.condition(
-                condition::ACCEPTED,
-                true,
-                "Valid",
-                "the spec is valid".into(),
-            );
+            self.accept();
             self.condition(condition::RUNNING, false, "Queued", message);
             self.progress();
             self.after(Duration::from_secs(5));
@@ -82,12 +86,10 @@ impl Planner<'_> {
         }
         self.status.phase = Some(phase::RUNNING.into());
         self.status.start_time.get_or_insert(Time(self.now));
-        self.condition(
-            condition::ACCEPTED,
-            true,
-            "Valid",
-            "the spec is valid".into(),
-        );
+        self.accept();
+        if let Some(w) = self.run.short_window_warning() {
+            self.note(true, "WindowTooShort", w);
+        }
         self.set_measuring();
         self.note(
             false,

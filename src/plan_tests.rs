@@ -381,7 +381,12 @@ fn prometheus_refusing_the_query_still_records_the_load_figures_with_a_warning_e
         at(24_000),
     );
     assert_eq!(d.status.results[0].outcome, "Measured");
-    assert_eq!(d.status.results[0].usage, TargetUsage::default());
+    let u = &d.status.results[0].usage;
+    assert_eq!((u.cpu_avg_cores, u.memory_avg_bytes), (None, None));
+    assert!(
+        u.load_cpu_cores.is_some(),
+        "the generator's own CPU is kept"
+    );
     assert_eq!(
         d.status.results[0].metrics_pending, None,
         "not worth asking again"
@@ -718,7 +723,11 @@ fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves
     let r = &d.status.results[0];
     assert_eq!(r.outcome, "Measured");
     assert_eq!((r.requests, r.throughput), (Some(10_000), Some(1000.0)));
-    assert_eq!(r.usage, TargetUsage::default());
+    assert_eq!(prometheus_part(&r.usage), TargetUsage::default());
+    assert!(
+        r.usage.load_cpu_cores.is_some(),
+        "the generator's own CPU is kept"
+    );
     let p = r.metrics_pending.clone().expect("pending");
     assert_eq!(p.attempts, 1);
     assert_eq!(p.first_failure, Time(at(24_000)));
@@ -800,7 +809,7 @@ fn a_later_answer_fills_in_cpu_and_memory_and_recomputes_warnings_and_conditions
     let d = plan(&run, &before, &o, at(95_000));
     let r = &d.status.results[0];
     assert_eq!(r.metrics_pending, None);
-    assert_eq!(r.usage, late_usage());
+    assert_eq!(prometheus_part(&r.usage), prometheus_part(&late_usage()));
     // The load figures and pod facts recorded at the time are unchanged.
     let was = &before.results[0];
     assert_eq!(
@@ -875,7 +884,7 @@ fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reas
     let d = plan(&run, &status, &o, at(613_000));
     let r = &d.status.results[0];
     assert_eq!(r.metrics_pending, None);
-    assert_eq!(r.usage, TargetUsage::default());
+    assert_eq!(prometheus_part(&r.usage), TargetUsage::default());
     assert_eq!(r.requests, Some(10_000), "the load figures are kept");
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
@@ -974,7 +983,10 @@ fn restart_in_between_resumes_the_pending_collection_from_status_alone() {
         ..obs()
     };
     let d = plan(&run, &stored, &o, at(40_000));
-    assert_eq!(d.status.results[0].usage, late_usage());
+    assert_eq!(
+        prometheus_part(&d.status.results[0].usage),
+        prometheus_part(&late_usage())
+    );
     assert_eq!(d.status.results[0].metrics_pending, None);
 }
 
@@ -1082,4 +1094,13 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
         .iter()
         .all(|r| r.usage.cpu_avg_cores == Some(0.1)));
     assert_eq!(cond(&d.status, condition::METRICS_AVAILABLE).status, "True");
+}
+
+/// The figures that come from Prometheus: `usage` without the load generator's own CPU.
+fn prometheus_part(u: &TargetUsage) -> TargetUsage {
+    TargetUsage {
+        load_cpu_cores: None,
+        load_cpu_of_limit: None,
+        ..u.clone()
+    }
 }

@@ -1,8 +1,9 @@
 //! The Prometheus client: instant queries against `/api/v1/query` for one measured window.
 //!
-//! I/O at the edge: the query strings come from [`crate::promql`], the response parsing is a
-//! pure function ([`parse_response`]) tested on its own. An empty result is missing data
-//! (`None`, never zero); a transport failure, an HTTP error or a Prometheus error is a
+//! I/O at the edge: the query strings come from [`crate::promql`], the response parsing is
+//! pure ([`parse_response`] for one number, [`parse_matrix`] for raw samples) and so is the
+//! arithmetic ([`crate::samples`], assembled by [`usage_from`]). An empty result is missing
+//! data (`None`, never zero); a transport failure, an HTTP error or a Prometheus error is a
 //! [`PromError`], which the caller records as `MetricsUnavailable`.
 //!
 //! A [`PromError`] never carries bytes of the answer: it is shown in an event in the run's
@@ -18,8 +19,9 @@ use std::time::Duration;
 use benchrun_api::{ExtraQuery, TargetUsage};
 use serde::Deserialize;
 
-use crate::promql::{self, Selector, Window};
+use crate::promql::{self, Raw, Selector};
 use crate::results::round;
+use crate::samples::{self, Series, Span};
 
 /// Timeout of one HTTP request to Prometheus (connect included).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -28,7 +30,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Query evaluation timeout passed to Prometheus (below [`REQUEST_TIMEOUT`], so Prometheus
 /// answers with its own error first).
 const EVAL_TIMEOUT: &str = "10s";
-/// Largest answer read: one number's answer is a few hundred bytes.
+/// Largest answer read: one number's answer is a few hundred bytes, a window's raw samples
+/// a few kilobytes per container.
 pub const MAX_BODY: usize = 1024 * 1024;
 /// The `errorType` values of the Prometheus HTTP API; any other is reported as `unknown`.
 const ERROR_TYPES: &[&str] = &[
@@ -118,8 +121,6 @@ pub struct UsageQuery {
     pub end: jiff::Timestamp,
     /// CPU limit of the target summed over its replicas, in cores.
     pub target_cpu_limit_cores: f64,
-    /// CPU limit summed over the load pods, in cores.
-    pub load_cpu_limit_cores: f64,
     /// The run's extra queries.
     pub extra: Vec<ExtraQuery>,
 }
@@ -161,7 +162,7 @@ impl Prometheus {
         })
     }
 
-    /// Sets the spacing of cAdvisor samples that the CPU peak's short range is sized for
+    /// Sets the spacing of cAdvisor samples that the margins around the window are sized for
     /// (default [`promql::DEFAULT_SAMPLE_INTERVAL`]).
     pub fn with_sample_interval(mut self, interval: Duration) -> Self {
         self.sample_interval = interval;
@@ -175,6 +176,23 @@ impl Prometheus {
         query: &str,
         time: jiff::Timestamp,
     ) -> Result<Option<f64>, PromError> {
+        let (status, body) = self.get(query, time).await?;
+        parse_response(query, status, &body).inspect_err(|e| log_refusal(e, query, &body))
+    }
+
+    /// The raw samples of a range selector (e.g. `metric{…}[60s]`) evaluated at `time`, one
+    /// [`Series`] per matching series.
+    pub async fn samples(
+        &self,
+        query: &str,
+        time: jiff::Timestamp,
+    ) -> Result<Vec<Series>, PromError> {
+        let (status, body) = self.get(query, time).await?;
+        parse_matrix(query, status, &body).inspect_err(|e| log_refusal(e, query, &body))
+    }
+
+    /// The HTTP status and body of the answer to `query` evaluated at `time`.
+    async fn get(&self, query: &str, time: jiff::Timestamp) -> Result<(u16, Vec<u8>), PromError> {
         let time = format!("{:.3}", time.as_millisecond() as f64 / 1000.0);
         let response = self
             .client
@@ -185,16 +203,7 @@ impl Prometheus {
             .map_err(|source| self.unreachable(source))?;
         let status = response.status().as_u16();
         let body = self.read_body(response, query, status).await?;
-        parse_response(query, status, &body).inspect_err(|e| {
-            if let PromError::Query { .. } = e {
-                // Prometheus' own message helps the operator's administrator; it stays in the
-                // operator's log (see the module docs).
-                let message = serde_json::from_slice::<ApiResponse>(&body)
-                    .ok()
-                    .and_then(|a| a.error);
-                tracing::warn!(%query, status, ?message, "Prometheus refused a query");
-            }
-        })
+        Ok((status, body))
     }
 
     /// The answer's body, at most [`MAX_BODY`] bytes.
@@ -229,7 +238,10 @@ impl Prometheus {
         }
     }
 
-    /// Reads the target's and the load pods' usage over the window, plus the extra queries.
+    /// Reads the target's and the load pods' usage over the window from their raw samples,
+    /// plus the extra queries. The load pods' `loadCpuCores` is left to the load generator's
+    /// own figure ([`crate::results`]); Prometheus' view of it goes to
+    /// `loadCpuCoresPrometheus`.
     ///
     /// Missing data leaves the figure `None`. Any transport or Prometheus error of the
     /// built-in queries fails the whole call. An extra query that fails or does not return
@@ -239,7 +251,8 @@ impl Prometheus {
         &self,
         q: &UsageQuery,
     ) -> Result<(TargetUsage, BTreeMap<String, f64>), PromError> {
-        let w = Window::between(q.start, q.end, self.sample_interval);
+        let (start_ms, end_ms) = (q.start.as_millisecond(), q.end.as_millisecond());
+        let raw = Raw::around(start_ms, end_ms, self.sample_interval);
         let target = Selector {
             namespace: &q.namespace,
             pods: &q.target_pods,
@@ -249,20 +262,33 @@ impl Prometheus {
             pods: &q.load_pods,
         };
         let queries = [
-            promql::cpu_avg(&target, &w),
-            promql::cpu_peak(&target, &w),
-            promql::cpu_throttled(&target, &w),
-            promql::memory_avg(&target, &w),
-            promql::memory_peak(&target, &w),
-            promql::cpu_avg(&load, &w),
+            promql::raw(promql::CPU, &target, &raw),
+            promql::raw(promql::WORKING_SET, &target, &raw),
+            promql::raw(promql::THROTTLED_PERIODS, &target, &raw),
+            promql::raw(promql::PERIODS, &target, &raw),
+            promql::raw(promql::CPU, &load, &raw),
         ];
-        let values =
-            futures::future::try_join_all(queries.iter().map(|p| self.instant(p, q.end))).await?;
-        let values: [Option<f64>; 6] = values.try_into().expect("six queries give six values");
-        let usage = usage_from(values, q.target_cpu_limit_cores, q.load_cpu_limit_cores);
+        let found =
+            futures::future::try_join_all(queries.iter().map(|p| self.samples(p, raw.at())))
+                .await?;
+        let [cpu, memory, throttled, periods, load_cpu]: [Vec<Series>; 5] =
+            found.try_into().expect("five queries give five answers");
+        let span = Span {
+            start: start_ms as f64 / 1000.0,
+            end: end_ms as f64 / 1000.0,
+        };
+        let raw_usage = RawUsage {
+            cpu,
+            memory,
+            throttled,
+            periods,
+            load_cpu,
+        };
+        let usage = usage_from(&raw_usage, span, q.target_cpu_limit_cores);
+        let window = promql::window_range(start_ms, end_ms);
         let mut extra = BTreeMap::new();
         for e in &q.extra {
-            let query = promql::extra(&e.query, &target, &w);
+            let query = promql::extra(&e.query, &target, &window);
             match self.instant(&query, q.end).await {
                 Ok(Some(v)) => {
                     extra.insert(e.name.clone(), v);
@@ -275,21 +301,87 @@ impl Prometheus {
     }
 }
 
-/// Turns raw figures into [`TargetUsage`], adding the fractions of the limits. Order:
-/// CPU avg, CPU peak, throttled fraction, memory avg, memory peak, load CPU avg.
-pub fn usage_from(v: [Option<f64>; 6], target_limit: f64, load_limit: f64) -> TargetUsage {
-    let [cpu_avg, cpu_peak, throttled, mem_avg, mem_peak, load_cpu] = v;
-    let of = |x: Option<f64>, limit: f64| x.filter(|_| limit > 0.0).map(|x| round(x / limit, 4));
+/// The raw samples around one window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawUsage {
+    /// CPU counters of the target containers.
+    pub cpu: Vec<Series>,
+    /// Working sets of the target containers.
+    pub memory: Vec<Series>,
+    /// Throttled CFS periods of the target containers.
+    pub throttled: Vec<Series>,
+    /// CFS periods of the target containers.
+    pub periods: Vec<Series>,
+    /// CPU counters of the load containers.
+    pub load_cpu: Vec<Series>,
+}
+
+/// The window's [`TargetUsage`] from its raw samples (load CPU from Prometheus only as the
+/// second opinion `loadCpuCoresPrometheus`), with the fractions of the target's limit and the
+/// sample counts each figure rests on. The CPU figures need a sample inside the window from
+/// every target container; memory one from any.
+pub fn usage_from(raw: &RawUsage, span: Span, target_limit: f64) -> TargetUsage {
+    let of = |x: Option<f64>| {
+        x.filter(|_| target_limit > 0.0)
+            .map(|x| round(x / target_limit, 4))
+    };
+    let cpu = samples::counter(&raw.cpu, span);
+    let memory = samples::gauge(&raw.memory, span);
+    let throttled = samples::counter(&raw.throttled, span);
+    let periods = samples::counter(&raw.periods, span);
+    let throttled = match (throttled, periods) {
+        (Some(t), Some(p)) if p.increase > 0.0 => Some(round(t.increase / p.increase, 4)),
+        _ => None,
+    };
+    let cpu_avg = cpu.map(|c| c.avg);
+    let cpu_peak = cpu.map(|c| c.peak);
     TargetUsage {
         cpu_avg_cores: cpu_avg.map(|x| round(x, 4)),
         cpu_peak_cores: cpu_peak.map(|x| round(x, 4)),
-        cpu_avg_of_limit: of(cpu_avg, target_limit),
-        cpu_peak_of_limit: of(cpu_peak, target_limit),
-        cpu_throttled: throttled.map(|x| round(x, 4)),
-        memory_avg_bytes: mem_avg.map(|x| x.round() as i64),
-        memory_peak_bytes: mem_peak.map(|x| x.round() as i64),
-        load_cpu_cores: load_cpu.map(|x| round(x, 4)),
-        load_cpu_of_limit: of(load_cpu, load_limit),
+        cpu_avg_of_limit: of(cpu_avg),
+        cpu_peak_of_limit: of(cpu_peak),
+        cpu_throttled: throttled,
+        memory_avg_bytes: memory.map(|m| m.avg.round() as i64),
+        memory_peak_bytes: memory.map(|m| m.peak.round() as i64),
+        cpu_samples: cpu_samples(&raw.cpu, span),
+        memory_samples: (!raw.memory.is_empty()).then(|| memory.map_or(0, |m| m.samples) as i32),
+        sample_interval_seconds: samples::sample_interval(&raw.cpu, span).map(|s| round(s, 1)),
+        load_cpu_cores: None,
+        load_cpu_of_limit: None,
+        load_cpu_cores_prometheus: samples::counter(&raw.load_cpu, span).map(|c| round(c.avg, 4)),
+    }
+}
+
+/// Fewest CPU samples inside the window of any target container that existed before it (0
+/// when the window fell between two samples); `None` without any series.
+fn cpu_samples(series: &[Series], span: Span) -> Option<i32> {
+    let inside = |s: &Series| {
+        s.points
+            .iter()
+            .filter(|p| p.0 >= span.start && p.0 <= span.end)
+            .count()
+    };
+    let old: Vec<usize> = series
+        .iter()
+        .filter(|s| s.points.first().is_some_and(|p| p.0 < span.start))
+        .map(inside)
+        .collect();
+    let all = if old.is_empty() {
+        series.iter().map(inside).collect()
+    } else {
+        old
+    };
+    all.into_iter().min().map(|n| n as i32)
+}
+
+/// Logs Prometheus' own message for a refused query: it helps the operator's administrator and
+/// stays in the operator's log (see the module docs).
+fn log_refusal(e: &PromError, query: &str, body: &[u8]) {
+    if let PromError::Query { status, .. } = e {
+        let message = serde_json::from_slice::<ApiResponse>(body)
+            .ok()
+            .and_then(|a| a.error);
+        tracing::warn!(%query, status, ?message, "Prometheus refused a query");
     }
 }
 
@@ -317,20 +409,19 @@ struct Sample {
     value: (f64, String),
 }
 
-/// Parses a `/api/v1/query` answer into its single number.
-///
-/// A vector with one sample or a scalar gives its value; an empty vector, NaN or ±Inf gives
-/// `None`; a vector of several series, a matrix or a string is an error (the built-in
-/// queries are sums, so they never return several series).
-///
-/// Errors describe the answer in fixed words (see the module docs): serde's messages are left
-/// out because they quote the input.
-pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f64>, PromError> {
-    let bad = |reason: String| PromError::BadResponse {
+fn bad(query: &str, status: u16, reason: String) -> PromError {
+    PromError::BadResponse {
         query: query.to_string(),
         status,
         reason,
-    };
+    }
+}
+
+/// The data of a successful API answer, or the error it carries.
+///
+/// Errors describe the answer in fixed words (see the module docs): serde's messages are left
+/// out because they quote the input.
+fn parse_api(query: &str, status: u16, body: &[u8]) -> Result<ApiData, PromError> {
     let api: ApiResponse = serde_json::from_slice(body).map_err(|e| {
         if status >= 500 || status == 429 {
             // Not an API answer, e.g. "Service Unavailable" while Prometheus replays its WAL,
@@ -341,11 +432,15 @@ pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f6
                 error_type: "unavailable",
             };
         }
-        bad(format!(
-            "not a Prometheus API answer ({} bytes, {})",
-            body.len(),
-            json_problem(&e)
-        ))
+        bad(
+            query,
+            status,
+            format!(
+                "not a Prometheus API answer ({} bytes, {})",
+                body.len(),
+                json_problem(&e)
+            ),
+        )
     })?;
     if api.status != "success" || !(200..300).contains(&status) {
         let error_type = api.error_type.as_deref().unwrap_or_default();
@@ -359,9 +454,18 @@ pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f6
                 .unwrap_or("unknown"),
         });
     }
-    let data = api
-        .data
-        .ok_or_else(|| bad("no data in a success answer".into()))?;
+    api.data
+        .ok_or_else(|| bad(query, status, "no data in a success answer".into()))
+}
+
+/// Parses a `/api/v1/query` answer into its single number.
+///
+/// A vector with one sample or a scalar gives its value; an empty vector, NaN or ±Inf gives
+/// `None`; a vector of several series, a matrix or a string is an error (the built-in
+/// queries are sums, so they never return several series).
+pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f64>, PromError> {
+    let data = parse_api(query, status, body)?;
+    let bad = |reason: String| bad(query, status, reason);
     let text = match data.result_type.as_str() {
         "scalar" => {
             let (_, v): (f64, String) =
@@ -403,6 +507,40 @@ fn json_problem(e: &serde_json::Error) -> &'static str {
         serde_json::error::Category::Data => "JSON of another shape",
         serde_json::error::Category::Eof => "truncated JSON",
     }
+}
+
+#[derive(Deserialize)]
+struct MatrixSeries {
+    values: Vec<(f64, String)>,
+}
+
+/// Parses the answer to a range selector into one [`Series`] per series, its points in
+/// ascending time; values that are not finite numbers are dropped. An empty matrix is no
+/// series (missing data); any other result type is an error.
+pub fn parse_matrix(query: &str, status: u16, body: &[u8]) -> Result<Vec<Series>, PromError> {
+    let data = parse_api(query, status, body)?;
+    if data.result_type != "matrix" {
+        return Err(bad(
+            query,
+            status,
+            format!("a {} where raw samples were expected", data.result_type),
+        ));
+    }
+    let found: Vec<MatrixSeries> = serde_json::from_value(data.result)
+        .map_err(|_| bad(query, status, "malformed matrix".into()))?;
+    Ok(found
+        .into_iter()
+        .map(|m| {
+            let mut points: Vec<(f64, f64)> = m
+                .values
+                .into_iter()
+                .filter_map(|(t, v)| Some((t, v.parse::<f64>().ok().filter(|v| v.is_finite())?)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { points }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect())
 }
 
 #[cfg(test)]
@@ -530,35 +668,94 @@ mod tests {
     }
 
     #[test]
-    fn usage_adds_fractions_of_the_limits() {
-        let u = usage_from(
-            [
-                Some(0.49871),
-                Some(0.5123),
-                Some(0.92),
-                Some(1.5e6),
-                Some(2.0e6),
-                Some(0.9),
-            ],
-            0.5,
-            1.0,
-        );
-        assert_eq!(u.cpu_avg_cores, Some(0.4987));
-        assert_eq!(u.cpu_avg_of_limit, Some(0.9974));
-        assert_eq!(u.cpu_peak_of_limit, Some(1.0246));
-        assert_eq!(u.cpu_throttled, Some(0.92));
-        assert_eq!(u.memory_avg_bytes, Some(1_500_000));
-        assert_eq!(u.memory_peak_bytes, Some(2_000_000));
-        assert_eq!(u.load_cpu_cores, Some(0.9));
-        assert_eq!(u.load_cpu_of_limit, Some(0.9));
+    fn a_matrix_gives_each_series_its_raw_points() {
+        let body = r#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"pod":"a"},"values":[[1764511200.5,"1.5"],[1764511208.25,"2.5"]]},
+            {"metric":{"pod":"b"},"values":[[1764511201,"NaN"],[1764511203,"7"]]}]}}"#;
+        let s = parse_matrix("x[1m]", 200, body.as_bytes()).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].points, vec![(1764511200.5, 1.5), (1764511208.25, 2.5)]);
+        assert_eq!(s[1].points, vec![(1764511203.0, 7.0)]);
     }
 
     #[test]
-    fn usage_without_data_or_limit_has_no_fractions() {
-        let u = usage_from([None, None, None, None, None, Some(0.5)], 1.0, 0.0);
-        assert_eq!(u.cpu_avg_of_limit, None);
-        assert_eq!(u.load_cpu_cores, Some(0.5));
-        assert_eq!(u.load_cpu_of_limit, None);
+    fn an_empty_matrix_is_no_series_and_a_vector_is_an_error() {
+        let empty = r#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
+        assert!(parse_matrix("x", 200, empty.as_bytes()).unwrap().is_empty());
+        let vector = r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+        let err = parse_matrix("x", 200, vector.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains("a vector where raw samples"),
+            "{err}"
+        );
+    }
+
+    fn steady(from: f64, every: f64, n: usize, rate: f64, base: f64) -> Series {
+        Series {
+            points: (0..n)
+                .map(|i| {
+                    let t = from + every * i as f64;
+                    (t, base + rate * (t - from))
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn usage_comes_from_the_raw_samples_with_their_counts() {
+        let span = Span {
+            start: 100.0,
+            end: 130.0,
+        };
+        let raw = RawUsage {
+            cpu: vec![steady(72.0, 8.0, 10, 0.45, 300.0)],
+            memory: vec![steady(72.0, 8.0, 10, 0.0, 1.5e6)],
+            throttled: vec![steady(72.0, 8.0, 10, 2.0, 0.0)],
+            periods: vec![steady(72.0, 8.0, 10, 10.0, 0.0)],
+            load_cpu: vec![steady(73.0, 8.0, 10, 0.2, 0.0)],
+        };
+        let u = usage_from(&raw, span, 0.5);
+        assert_eq!(u.cpu_avg_cores, Some(0.45));
+        assert_eq!(u.cpu_peak_cores, Some(0.45));
+        assert_eq!(u.cpu_avg_of_limit, Some(0.9));
+        assert_eq!(u.cpu_throttled, Some(0.2));
+        assert_eq!(u.memory_avg_bytes, Some(1_500_000));
+        assert_eq!(u.memory_peak_bytes, Some(1_500_000));
+        // Samples at 104, 112, 120, 128.
+        assert_eq!(u.cpu_samples, Some(4));
+        assert_eq!(u.memory_samples, Some(4));
+        assert_eq!(u.sample_interval_seconds, Some(8.0));
+        assert_eq!(u.load_cpu_cores_prometheus, Some(0.2));
+        assert_eq!(u.load_cpu_cores, None, "the generator's own figure is used");
+    }
+
+    #[test]
+    fn a_window_between_two_samples_has_no_cpu_and_says_it_held_none() {
+        // Samples at 104 and 112: none inside.
+        let span = Span {
+            start: 105.0,
+            end: 111.0,
+        };
+        let raw = RawUsage {
+            cpu: vec![steady(72.0, 8.0, 10, 0.45, 300.0)],
+            memory: vec![steady(72.0, 8.0, 10, 0.0, 1.5e6)],
+            ..RawUsage::default()
+        };
+        let u = usage_from(&raw, span, 0.5);
+        assert_eq!((u.cpu_avg_cores, u.memory_avg_bytes), (None, None));
+        assert_eq!((u.cpu_samples, u.memory_samples), (Some(0), Some(0)));
+        assert_eq!(u.sample_interval_seconds, Some(8.0));
+        assert_eq!(u.cpu_throttled, None);
+    }
+
+    #[test]
+    fn usage_without_series_has_no_counts() {
+        let span = Span {
+            start: 100.0,
+            end: 130.0,
+        };
+        let u = usage_from(&RawUsage::default(), span, 0.5);
+        assert_eq!(u, TargetUsage::default());
     }
 
     #[test]

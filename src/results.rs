@@ -133,7 +133,7 @@ pub fn measured_result(
         connect_ms: (load.connect.count > 0).then(|| us_to_ms(load.connect.mean_us)),
         generator_cpu_us_per_request: (load.requests > 0)
             .then(|| round(load.cpu.us_per_request, 3)),
-        usage: usage.cloned().unwrap_or_default(),
+        usage: with_generator_cpu(usage.cloned().unwrap_or_default(), run, load),
         restarts: pods.restarts,
         oom_kills: pods.oom_kills,
         target_nodes: pods.target_nodes.clone(),
@@ -187,6 +187,22 @@ pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
         c != code::METRICS_UNAVAILABLE && c != code::METRICS_PENDING
     });
     r.warnings.push(warning);
+}
+
+/// `usage` with the load pods' CPU from the load generator's own accounting (getrusage over
+/// the measured window, summed over the load pods) and its fraction of their summed CPU limit,
+/// so `GeneratorBound` is decided in every measured cell, Prometheus or not.
+pub fn with_generator_cpu(
+    mut usage: TargetUsage,
+    run: &ValidatedRun,
+    load: &LoadResult,
+) -> TargetUsage {
+    let secs = load.window_end_ms.saturating_sub(load.window_start_ms) as f64 / 1000.0;
+    let cores = (secs > 0.0).then(|| load.cpu.total_us as f64 / 1e6 / secs);
+    let limit = run.load_resources.cpu_millis as f64 * f64::from(run.load_pods.max(1)) / 1000.0;
+    usage.load_cpu_cores = cores.map(|c| round(c, 4));
+    usage.load_cpu_of_limit = cores.filter(|_| limit > 0.0).map(|c| round(c / limit, 4));
+    usage
 }
 
 /// The result of a measurement that could not be carried out: its coordinates and reason,

@@ -94,8 +94,12 @@ pub(crate) fn usage() -> TargetUsage {
         cpu_throttled: Some(0.1),
         memory_avg_bytes: Some(100 << 20),
         memory_peak_bytes: Some(120 << 20),
+        cpu_samples: Some(4),
+        memory_samples: Some(4),
+        sample_interval_seconds: Some(8.0),
         load_cpu_cores: Some(0.3),
         load_cpu_of_limit: Some(0.3),
+        load_cpu_cores_prometheus: Some(0.31),
     }
 }
 
@@ -163,7 +167,15 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
     assert_eq!(r.errors, Some(benchrun_api::ErrorCounts::default()));
     assert_eq!(r.connect_ms, Some(0.25));
     assert_eq!(r.generator_cpu_us_per_request, Some(20.0));
-    assert_eq!(r.usage, usage());
+    // Load CPU from the generator's own 200 ms over the 10 s window, against 1 pod × 1 core.
+    assert_eq!(
+        r.usage,
+        TargetUsage {
+            load_cpu_cores: Some(0.02),
+            load_cpu_of_limit: Some(0.02),
+            ..usage()
+        }
+    );
     assert_eq!(r.target_nodes, vec!["node-a".to_string()]);
     assert_eq!(r.load_nodes, vec!["node-b".to_string()]);
     assert_eq!(
@@ -277,7 +289,15 @@ fn a_measurement_without_requests_has_a_zero_error_rate_and_no_generator_cost() 
 fn missing_usage_keeps_the_load_figures_and_warns_metrics_unavailable() {
     let r = measured_from(&load(), None);
     assert_eq!(r.throughput, Some(1000.0));
-    assert_eq!(r.usage, TargetUsage::default());
+    assert_eq!(
+        r.usage,
+        TargetUsage {
+            load_cpu_cores: Some(0.02),
+            load_cpu_of_limit: Some(0.02),
+            ..TargetUsage::default()
+        },
+        "the generator's own CPU needs no Prometheus"
+    );
     assert_eq!(r.warnings.len(), 1);
     assert!(r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be queried"));
 }

@@ -33,6 +33,8 @@ pub mod code {
     pub const METRICS_UNAVAILABLE: &str = "MetricsUnavailable";
     /// Prometheus could not be reached yet; CPU and memory are still to be read.
     pub const METRICS_PENDING: &str = "MetricsPending";
+    /// The window held too few CPU samples for trustworthy CPU figures.
+    pub const WINDOW_TOO_SHORT: &str = "WindowTooShort";
 }
 
 /// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
@@ -44,6 +46,10 @@ pub const MAX_ERROR_RATE: f64 = 0.01;
 pub const CONCURRENCY_CPU: f64 = 0.5;
 /// Coefficients of variation of throughput above this are flagged.
 pub const MAX_CV: f64 = 0.10;
+/// CPU samples per target container the window must hold: one whole sample interval inside
+/// it. With one, both edges are estimated from intervals reaching outside the window; with
+/// none, there are no CPU figures.
+pub const MIN_CPU_SAMPLES: i32 = 2;
 
 const ADVICE_GENERATOR: &str =
     "the generator, not the target, may have set the rate — add load pods or CPU";
@@ -111,11 +117,14 @@ pub fn warnings(
         ));
     }
     out.extend(concurrency_bound(r));
+    let too_short = window_too_short(r);
     if !prometheus_answered {
         out.push(format!(
             "{}: Prometheus could not be queried; target CPU and memory are missing (the load figures are kept)",
             code::METRICS_UNAVAILABLE
         ));
+    } else if let Some(w) = too_short {
+        out.push(w);
     } else if r.usage.cpu_avg_cores.is_none() || r.usage.memory_avg_bytes.is_none() {
         out.push(format!(
             "{}: Prometheus had no CPU or memory samples of the target pods in the window; check that it scrapes the kubelets' cAdvisor every 15s or less and that the window spans more than 2 scrape intervals",
@@ -148,6 +157,36 @@ pub fn second(t: jiff::Timestamp) -> String {
     jiff::Timestamp::from_second(t.as_second())
         .unwrap_or(t)
         .to_string()
+}
+
+/// `WindowTooShort` when the window held fewer than [`MIN_CPU_SAMPLES`] CPU samples of some
+/// target container, naming the shortest `load.duration` that holds them at the sample spacing
+/// seen (or [`crate::promql::DEFAULT_SAMPLE_INTERVAL`] when none was seen).
+pub fn window_too_short(r: &CellResult) -> Option<String> {
+    let n = r.usage.cpu_samples.filter(|n| *n < MIN_CPU_SAMPLES)?;
+    let interval = r
+        .usage
+        .sample_interval_seconds
+        .unwrap_or(crate::promql::DEFAULT_SAMPLE_INTERVAL.as_secs_f64());
+    let min = crate::samples::min_window_secs(interval, MIN_CPU_SAMPLES as usize);
+    let window = match (&r.window_start, &r.window_end) {
+        (Some(a), Some(b)) => {
+            let ms = b.0.as_millisecond() - a.0.as_millisecond();
+            format!("{:.1}s", ms as f64 / 1000.0)
+        }
+        _ => "?".into(),
+    };
+    let what = if r.usage.cpu_avg_cores.is_some() {
+        "its CPU figures rest on sample intervals reaching outside the window"
+    } else {
+        "there are no CPU figures"
+    };
+    Some(format!(
+        "{}: the measured window of {window} held {n} CPU sample{} per target container (this cluster samples container CPU every {interval:.1}s at most), {} needed; {what} — measure for at least {min}s (load.duration, or more load.requests)",
+        code::WINDOW_TOO_SHORT,
+        if n == 1 { "" } else { "s" },
+        MIN_CPU_SAMPLES
+    ))
 }
 
 fn generator_bound(r: &CellResult, threads: u64) -> Option<String> {
@@ -386,6 +425,46 @@ mod tests {
         let w = check(&r);
         assert_eq!(codes(&w), vec!["MetricsUnavailable"]);
         assert!(w[0].contains("no CPU or memory samples"), "{}", w[0]);
+    }
+
+    fn short(samples: i32, cpu: Option<f64>) -> CellResult {
+        let mut r = measured();
+        r.usage.cpu_samples = Some(samples);
+        r.usage.sample_interval_seconds = Some(9.6);
+        r.usage.cpu_avg_cores = cpu;
+        r.window_start = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-11-30T14:00:00Z".parse().unwrap(),
+        ));
+        r.window_end = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            "2026-11-30T14:00:05.020Z".parse().unwrap(),
+        ));
+        r
+    }
+
+    #[test]
+    fn a_window_without_cpu_samples_is_too_short_not_metrics_unavailable() {
+        let w = check(&short(0, None));
+        assert_eq!(
+            w,
+            vec!["WindowTooShort: the measured window of 5.0s held 0 CPU samples per target container (this cluster samples container CPU every 9.6s at most), 2 needed; there are no CPU figures — measure for at least 20s (load.duration, or more load.requests)"]
+        );
+    }
+
+    #[test]
+    fn a_window_with_one_cpu_sample_keeps_its_figures_and_says_what_they_rest_on() {
+        let w = check(&short(1, Some(0.4)));
+        assert_eq!(codes(&w), vec!["WindowTooShort"]);
+        assert!(w[0].contains("held 1 CPU sample per"), "{}", w[0]);
+        assert!(w[0].contains("reaching outside the window"), "{}", w[0]);
+    }
+
+    #[test]
+    fn two_cpu_samples_are_enough() {
+        assert!(check(&short(2, Some(0.4))).is_empty());
+        assert!(
+            window_too_short(&measured()).is_none(),
+            "no count: nothing to say"
+        );
     }
 
     #[test]

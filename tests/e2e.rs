@@ -22,7 +22,7 @@ use benchrun_api::{phase, BenchmarkRun};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::Api;
-use support::{assert_counts_match, Cluster, PrometheusOutage, TargetCounter};
+use support::{assert_counts_match, CgroupCpu, Cluster, PrometheusOutage, TargetCounter};
 
 const DEMO_IMAGE: &str = "benchrun.local/benchrun-demo:0.1.0";
 
@@ -117,6 +117,116 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
     }
     .await;
     counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
+fn secs(t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> f64 {
+    t.as_ref()
+        .map_or(0.0, |t| t.0.as_millisecond() as f64 / 1000.0)
+}
+
+/// With 15 s windows the target's CPU average agrees within ±5 % with its cgroup counter read
+/// from the host, the peak is never below the average, and every cell has the load pods' CPU.
+#[tokio::test]
+#[ignore = "needs the local cluster (and its node's /sys/fs/cgroup): make e2e"]
+async fn cpu_average_matches_the_cgroup_counter_read_from_the_host() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-cpu").await;
+    let truth = CgroupCpu::start(cluster.client.clone(), &ns);
+    let yaml = demo_run("cpu", "{}", "  repeats: 2")
+        .replace("duration: 20s, warmup: 3s", "duration: 15s, warmup: 10s");
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "cpu", Duration::from_secs(600))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.phase.as_deref() == Some(phase::SUCCEEDED));
+        anyhow::ensure!(status.results.len() == 2, "{} results", status.results.len());
+        anyhow::ensure!(truth.containers() > 0, "no target cgroup found on this host");
+        let mut failures = Vec::new();
+        for r in &status.results {
+            let (start, end) = (secs(&r.window_start), secs(&r.window_end));
+            let u = &r.usage;
+            let host = truth.cores(start, end);
+            println!(
+                "cell {} r{}: window {:.3}s, host cgroup {:?} cores, status avg {:?} peak {:?} ({:?} samples, interval {:?}s), load {:?} cores ({:?} of limit; Prometheus {:?}), warnings {:?}",
+                r.cell, r.repeat, end - start, host, u.cpu_avg_cores, u.cpu_peak_cores,
+                u.cpu_samples, u.sample_interval_seconds, u.load_cpu_cores, u.load_cpu_of_limit,
+                u.load_cpu_cores_prometheus, r.warnings
+            );
+            let (Some(host), Some(avg), Some(peak)) = (host, u.cpu_avg_cores, u.cpu_peak_cores) else {
+                failures.push(format!("r{}: missing CPU (host {host:?}, avg {:?})", r.repeat, u.cpu_avg_cores));
+                continue;
+            };
+            let off = (avg - host) / host;
+            println!("  status avg is {:+.1}% off the host's counter", off * 100.0);
+            if off.abs() > 0.05 {
+                failures.push(format!("r{}: avg {avg} vs host {host:.4} ({:+.1}%)", r.repeat, off * 100.0));
+            }
+            if peak < avg {
+                failures.push(format!("r{}: peak {peak} below avg {avg}", r.repeat));
+            }
+            if u.load_cpu_cores.is_none() || u.load_cpu_of_limit.is_none() {
+                failures.push(format!("r{}: no load CPU", r.repeat));
+            }
+        }
+        anyhow::ensure!(failures.is_empty(), "{}", failures.join("; "));
+        Ok(())
+    }
+    .await;
+    truth.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
+/// A 5 s window is too short for 2 CPU samples: the spec is accepted with a warning, and the
+/// cell says `WindowTooShort` with the duration that would work, not `MetricsUnavailable`.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn a_five_second_window_is_too_short_and_says_how_long_to_measure() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-short").await;
+    let yaml = demo_run("short", "{}", "").replace("duration: 20s", "duration: 5s");
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "short", Duration::from_secs(300))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        let accepted = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == benchrun_api::condition::ACCEPTED)
+            .map(|c| c.message.clone())
+            .unwrap_or_default();
+        println!("Accepted: {accepted}");
+        anyhow::ensure!(accepted.contains("shorter than 20s"), "no spec-time warning: {accepted}");
+        anyhow::ensure!(status.results.len() == 1, "{} results", status.results.len());
+        let r = &status.results[0];
+        println!(
+            "window {:.3}s: cpu avg {:?}, {:?} samples, interval {:?}s, load {:?} cores; warnings {:?}",
+            secs(&r.window_end) - secs(&r.window_start),
+            r.usage.cpu_avg_cores,
+            r.usage.cpu_samples,
+            r.usage.sample_interval_seconds,
+            r.usage.load_cpu_cores,
+            r.warnings
+        );
+        let short = r.warnings.iter().find(|w| w.starts_with("WindowTooShort:"));
+        anyhow::ensure!(
+            short.is_some_and(|w| w.contains("measure for at least")),
+            "no WindowTooShort with a minimum: {:?}",
+            r.warnings
+        );
+        anyhow::ensure!(
+            !r.warnings.iter().any(|w| w.starts_with("MetricsUnavailable")),
+            "MetricsUnavailable instead of WindowTooShort: {:?}",
+            r.warnings
+        );
+        anyhow::ensure!(r.usage.load_cpu_cores.is_some(), "no load CPU");
+        Ok(())
+    }
+    .await;
     cluster.finish(&ns, outcome).await;
 }
 

@@ -439,3 +439,112 @@ fn cluster_sh(args: &[&str]) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Reads the target containers' cgroup v1 CPU counter (`cpuacct.usage`, nanoseconds) straight
+/// from the host every 200 ms: the ground truth the operator's CPU figures are checked
+/// against. Needs the test to run on the node (the local cluster's single node).
+pub struct CgroupCpu {
+    samples: Polls,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Per container ID, the polls of its CPU counter: (unix seconds, nanoseconds used).
+type Polls = Arc<Mutex<BTreeMap<String, Vec<(f64, f64)>>>>;
+
+/// The host path of a container's `cpuacct.usage`, for any QoS class.
+fn cpuacct_path(pod_uid: &str, container_id: &str) -> Option<std::path::PathBuf> {
+    let id = container_id.rsplit("://").next()?;
+    for root in ["/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"] {
+        for qos in ["", "burstable/", "besteffort/"] {
+            let uid = pod_uid.replace('-', "_");
+            for pod in [format!("pod{pod_uid}"), format!("pod{uid}")] {
+                let p = std::path::PathBuf::from(format!(
+                    "{root}/kubepods/{qos}{pod}/{id}/cpuacct.usage"
+                ));
+                if p.exists() {
+                    return Some(p);
+                }
+            }
+        }
+    }
+    None
+}
+
+impl CgroupCpu {
+    /// Starts polling the `target` containers of the pods labelled `benchrun.dev/role=target`.
+    pub fn start(client: Client, ns: &str) -> Self {
+        let samples: Polls = Arc::new(Mutex::new(BTreeMap::new()));
+        let (ns, sink) = (ns.to_string(), samples.clone());
+        let task = tokio::spawn(async move {
+            let pods: Api<Pod> = Api::namespaced(client, &ns);
+            let lp = ListParams::default().labels("benchrun.dev/role=target");
+            let mut paths: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+            let mut next_list = Instant::now();
+            loop {
+                if Instant::now() >= next_list {
+                    next_list = Instant::now() + Duration::from_secs(2);
+                    for p in pods.list(&lp).await.map(|l| l.items).unwrap_or_default() {
+                        let uid = p.metadata.uid.clone().unwrap_or_default();
+                        let statuses = p.status.and_then(|s| s.container_statuses);
+                        for c in statuses
+                            .unwrap_or_default()
+                            .iter()
+                            .filter(|c| c.name == "target")
+                        {
+                            let Some(id) = c.container_id.as_deref() else {
+                                continue;
+                            };
+                            if let Some(path) = cpuacct_path(&uid, id) {
+                                paths.entry(id.to_string()).or_insert(path);
+                            }
+                        }
+                    }
+                }
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs_f64())
+                    .unwrap_or(0.0);
+                for (id, path) in &paths {
+                    if let Ok(text) = std::fs::read_to_string(path) {
+                        if let Ok(ns) = text.trim().parse::<f64>() {
+                            sink.lock()
+                                .unwrap()
+                                .entry(id.clone())
+                                .or_default()
+                                .push((now, ns));
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        CgroupCpu { samples, task }
+    }
+
+    /// Containers found so far.
+    pub fn containers(&self) -> usize {
+        self.samples.lock().unwrap().len()
+    }
+
+    /// Average cores of the target containers between two instants (unix seconds), from the
+    /// counter interpolated linearly between the 200 ms polls, summed over the containers
+    /// polled on both sides; `None` when no container was.
+    pub fn cores(&self, start: f64, end: f64) -> Option<f64> {
+        let at = |pts: &[(f64, f64)], t: f64| {
+            let i = pts.partition_point(|p| p.0 < t);
+            let (a, b) = (pts.get(i.checked_sub(1)?)?, pts.get(i)?);
+            Some(a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0))
+        };
+        let all = self.samples.lock().unwrap();
+        let used: Vec<f64> = all
+            .values()
+            .filter_map(|pts| Some(at(pts, end)? - at(pts, start)?))
+            .collect();
+        (!used.is_empty()).then(|| used.iter().sum::<f64>() / 1e9 / (end - start))
+    }
+
+    /// Stops polling.
+    pub fn stop(&self) {
+        self.task.abort();
+    }
+}

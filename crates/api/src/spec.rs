@@ -285,7 +285,10 @@ pub struct Load {
     #[schemars(range(min = 1, max = 100000000))]
     pub requests: Option<i64>,
 
-    /// Measured duration per cell, e.g. `"30s"`, `"2m"` (at most 1h).
+    /// Measured duration per cell, e.g. `"30s"`, `"2m"` (at most 1h). CPU figures come from
+    /// cAdvisor samples, which kubelets take about every 10s: use at least 20s so every window
+    /// holds 2 CPU samples. Shorter durations are accepted with a warning event, and cells whose
+    /// window held too few samples get `WindowTooShort` naming the duration that would work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("duration(self) >= duration('1s') && duration(self) <= duration('1h')").message("load.duration must be a duration between 1s and 1h, e.g. \"30s\""))]
     pub duration: Option<String>,

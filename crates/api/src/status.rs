@@ -175,14 +175,17 @@ pub struct Latency {
     pub max: f64,
 }
 
-/// CPU and memory of the target pods over the measured window (from Prometheus).
+/// CPU and memory of the target pods over the measured window (from the raw cAdvisor samples
+/// in Prometheus), and the CPU of the load pods (from the load generator's own accounting).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetUsage {
-    /// Average CPU in cores, summed over the target pods.
+    /// Average CPU in cores, summed over the target pods: the CPU counter's increase from window
+    /// start to window end (interpolated between its raw samples) over the window length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_avg_cores: Option<f64>,
-    /// Peak CPU in cores (highest short-range rate in the window), summed over the pods.
+    /// Peak CPU in cores, summed over the pods: the highest rate between consecutive samples
+    /// within the window. Never below the average, which is a time-weighted mean of those rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_peak_cores: Option<f64>,
     /// Average CPU as a fraction of the pods' summed CPU limit (1.0 = at the limit).
@@ -191,21 +194,44 @@ pub struct TargetUsage {
     /// Peak CPU as a fraction of the summed CPU limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_peak_of_limit: Option<f64>,
-    /// Fraction of CFS periods in which the target was throttled.
+    /// Fraction of CFS periods in the window in which the target was throttled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_throttled: Option<f64>,
-    /// Average memory working set in bytes, summed over the pods.
+    /// Average memory working set in bytes, summed over the pods (mean of the samples inside
+    /// the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_avg_bytes: Option<i64>,
-    /// Peak memory working set in bytes, summed over the pods.
+    /// Peak memory working set in bytes, summed over the pods (highest sample inside the
+    /// window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_peak_bytes: Option<i64>,
-    /// Average CPU of the load pods in cores.
+    /// Raw CPU samples of the target inside the window, over all its containers. The CPU
+    /// figures need at least 2 (one whole sample interval); with fewer the cell carries a
+    /// `WindowTooShort` warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_samples: Option<i32>,
+    /// Raw working-set samples of the target inside the window (the memory figures rest on
+    /// these; at least 1 is needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_samples: Option<i32>,
+    /// Largest spacing, in seconds, between consecutive CPU samples of the target around the
+    /// window: how often this cluster samples container CPU. A window of twice this holds at
+    /// least 2 samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_interval_seconds: Option<f64>,
+    /// Average CPU of the load pods in cores over the measured window, from the load
+    /// generator's own CPU time (getrusage), summed over the load pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_cpu_cores: Option<f64>,
-    /// Average CPU of the load pods as a fraction of their summed CPU limit.
+    /// `loadCpuCores` as a fraction of the load pods' summed CPU limit; `GeneratorBound` is
+    /// decided from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_cpu_of_limit: Option<f64>,
+    /// Average CPU of the load pods' containers in cores as cAdvisor saw it (a second opinion on
+    /// `loadCpuCores`, same method as `cpuAvgCores`; absent when the window held too few
+    /// samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpu_cores_prometheus: Option<f64>,
 }
 
 /// The result of one measurement (one cell, one repeat).
@@ -277,7 +303,7 @@ pub struct CellResult {
     pub slo: Option<String>,
     /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
     /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable,
-    /// MetricsPending).
+    /// MetricsPending, WindowTooShort).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Values of `prometheus.extraQueries`, by name.

@@ -13,6 +13,12 @@ use crate::units;
 /// millisecond resolution, so anything shorter would reach it as `0s`.
 const MIN_DURATION: Duration = Duration::from_millis(1);
 
+/// Shortest `load.duration` whose windows hold at least 2 CPU samples of each target container
+/// wherever they fall, when the kubelet's cAdvisor samples container CPU every 10 s (typical;
+/// 6–10 s on the local cluster). Shorter durations are accepted — clusters differ — but warned
+/// about, and their cells get `WindowTooShort` when a window did hold too few.
+pub const MIN_SAMPLED_DURATION: Duration = Duration::from_secs(20);
+
 /// A problem with one field of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
@@ -160,6 +166,23 @@ impl ValidatedRun {
                 .clone()
                 .unwrap_or_else(|| cell.memory.clone()),
         }
+    }
+
+    /// Why `load.duration` may be too short for the CPU figures, or `None`: durations below
+    /// [`MIN_SAMPLED_DURATION`]. Request counts cannot be judged before they run (their cells
+    /// are checked when measured).
+    pub fn short_window_warning(&self) -> Option<String> {
+        let Limit::Duration(d) = self.limit else {
+            return None;
+        };
+        (d < MIN_SAMPLED_DURATION).then(|| {
+            format!(
+                "spec.load.duration {} is shorter than {}s: kubelets sample container CPU about every 10s, so a window may hold fewer than 2 CPU samples and its cells then get WindowTooShort instead of trustworthy CPU figures; measure for at least {}s unless this cluster samples faster",
+                units::format_duration(d),
+                MIN_SAMPLED_DURATION.as_secs(),
+                MIN_SAMPLED_DURATION.as_secs()
+            )
+        })
     }
 
     /// Upper bound of how long one load Job should run (warm-up + measurement), used with
@@ -787,5 +810,19 @@ mod tests {
             errs[1].message.contains("podSecurity: Baseline"),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn a_duration_below_twenty_seconds_is_accepted_with_a_warning() {
+        let run = validate(&spec(r#"{"connections": 4, "duration": "15s"}"#)).unwrap();
+        let w = run.short_window_warning().unwrap();
+        assert!(
+            w.starts_with("spec.load.duration 15s is shorter than 20s"),
+            "{w}"
+        );
+        let run = validate(&spec(r#"{"connections": 4, "duration": "20s"}"#)).unwrap();
+        assert_eq!(run.short_window_warning(), None);
+        let run = validate(&spec(r#"{"connections": 4, "requests": 100}"#)).unwrap();
+        assert_eq!(run.short_window_warning(), None);
     }
 }
