@@ -13,10 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images install smoke e2e test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images install smoke e2e namespaced demo-repeat test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make install | make smoke | make e2e"
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make install | make smoke | make e2e | make namespaced | make demo-repeat"
 
 all: build
 
@@ -67,6 +67,16 @@ smoke: cluster
 e2e: install
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release -p benchrun --test e2e -- --ignored --test-threads=1 --nocapture
+
+## namespaced: the namespaced install (deploy/namespaced) in a restricted namespace (~3 min; not in `test`)
+namespaced: install
+	eval "$$(hack/cluster.sh env)"
+	tests/smoke/namespaced-install.sh
+
+## demo-repeat: the demo run ten times, every cell checked for loadNodes (~55 min; not in `test`)
+demo-repeat: install
+	eval "$$(hack/cluster.sh env)"
+	hack/demo-repeat.sh $${RUNS:-10}
 
 ## test: everything, cheapest first
 test:
