@@ -325,23 +325,27 @@ impl TargetCounter {
             let lp = ListParams::default().labels("benchrun.dev/role=target");
             loop {
                 if let Ok(list) = pods.list(&lp).await {
-                    for p in list {
-                        let name = p.metadata.name.clone().unwrap_or_default();
-                        let path = format!("/api/v1/namespaces/{ns}/pods/{name}:8080/proxy/stats");
-                        let req = http::Request::get(path).body(Vec::new()).unwrap();
-                        if let Ok(text) = client.request_text(req).await {
-                            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                                let tags: BTreeMap<String, i64> = v["tags"]
-                                    .as_object()
-                                    .map(|m| {
-                                        m.iter()
-                                            .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
-                                            .collect()
-                                    })
-                                    .unwrap_or_default();
-                                sink.lock().unwrap().insert(name, tags);
-                            }
+                    // All pods at once, each bounded in time: a request to a terminating pod
+                    // can hang, and a short run's pod may be gone before a serial poll got to
+                    // it (its count then read 0).
+                    let polls = list.items.into_iter().map(|p| {
+                        let name = p.metadata.name.unwrap_or_default();
+                        let client = client.clone();
+                        let ns = ns.clone();
+                        async move {
+                            let tags = tokio::time::timeout(
+                                Duration::from_secs(2),
+                                read_stats(&client, &ns, &name),
+                            )
+                            .await
+                            .ok()??;
+                            Some((name, tags))
                         }
+                    });
+                    let found = futures::future::join_all(polls).await;
+                    let mut latest = sink.lock().unwrap();
+                    for (name, tags) in found.into_iter().flatten() {
+                        latest.insert(name, tags);
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;
@@ -365,6 +369,22 @@ impl TargetCounter {
     pub fn stop(&self) {
         self.task.abort();
     }
+}
+
+/// The demo target's `/stats` counts per `X-Benchrun-Cell` value, read through the apiserver's
+/// pod proxy; `None` when the pod does not answer.
+async fn read_stats(client: &Client, ns: &str, pod: &str) -> Option<BTreeMap<String, i64>> {
+    let path = format!("/api/v1/namespaces/{ns}/pods/{pod}:8080/proxy/stats");
+    let req = http::Request::get(path).body(Vec::new()).ok()?;
+    let text = client.request_text(req).await.ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(
+        v["tags"]
+            .as_object()?
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
+            .collect(),
+    )
 }
 
 /// Checks one result of run `run` against what the target counted (a [`TargetCounter`]
