@@ -343,35 +343,13 @@ pub fn usage_from(raw: &RawUsage, span: Span, target_limit: f64) -> TargetUsage 
         cpu_throttled: throttled,
         memory_avg_bytes: memory.map(|m| m.avg.round() as i64),
         memory_peak_bytes: memory.map(|m| m.peak.round() as i64),
-        cpu_samples: cpu_samples(&raw.cpu, span),
+        cpu_samples: samples::fewest_samples(&raw.cpu, span).map(|n| n as i32),
         memory_samples: (!raw.memory.is_empty()).then(|| memory.map_or(0, |m| m.samples) as i32),
         sample_interval_seconds: samples::sample_interval(&raw.cpu, span).map(|s| round(s, 1)),
         load_cpu_cores: None,
         load_cpu_of_limit: None,
         load_cpu_cores_prometheus: samples::counter(&raw.load_cpu, span).map(|c| round(c.avg, 4)),
     }
-}
-
-/// Fewest CPU samples inside the window of any target container that existed before it (0
-/// when the window fell between two samples); `None` without any series.
-fn cpu_samples(series: &[Series], span: Span) -> Option<i32> {
-    let inside = |s: &Series| {
-        s.points
-            .iter()
-            .filter(|p| p.0 >= span.start && p.0 <= span.end)
-            .count()
-    };
-    let old: Vec<usize> = series
-        .iter()
-        .filter(|s| s.points.first().is_some_and(|p| p.0 < span.start))
-        .map(inside)
-        .collect();
-    let all = if old.is_empty() {
-        series.iter().map(inside).collect()
-    } else {
-        old
-    };
-    all.into_iter().min().map(|n| n as i32)
 }
 
 /// Logs Prometheus' own message for a refused query: it helps the operator's administrator and

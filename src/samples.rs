@@ -114,10 +114,10 @@ fn at(knots: &[(f64, f64)], t: f64) -> f64 {
     }
 }
 
-/// The knots of one series' counter over the window, from `span.start` to `span.end`, with
-/// the number of its samples inside; `None` when the series has no point in or around it.
+/// The knots of one series' counter over the window, from `span.start` to `span.end`; `None`
+/// when the series has no point in or around it.
 /// `data_after_end` tells whether any series has a sample after the window.
-fn counter_knots(s: &Series, span: Span, data_after_end: bool) -> Option<(Vec<(f64, f64)>, usize)> {
+fn counter_knots(s: &Series, span: Span, data_after_end: bool) -> Option<Vec<(f64, f64)>> {
     let p = unreset(&s.points);
     let first_in = p.partition_point(|q| q.0 < span.start);
     let after_in = p.partition_point(|q| q.0 <= span.end);
@@ -131,7 +131,7 @@ fn counter_knots(s: &Series, span: Span, data_after_end: bool) -> Option<(Vec<(f
             (span.start, at(&[x, y], span.start)),
             (span.end, at(&[x, y], span.end)),
         ];
-        return Some((knots, 0));
+        return Some(knots);
     };
     let n = inside.len();
     // With a single sample inside: the higher of the two straddling rates.
@@ -178,7 +178,29 @@ fn counter_knots(s: &Series, span: Span, data_after_end: bool) -> Option<(Vec<(f
     if b.0 < span.end {
         knots.push((span.end, end_value));
     }
-    Some((knots, n))
+    Some(knots)
+}
+
+/// Fewest samples inside the window of any series that covers it (has a sample inside, or
+/// samples on both sides) and existed before it; of all covering series when none existed
+/// before (the window started with the containers). 0 when the window fell between two samples
+/// of such a series; `None` when no series covers the window. The count [`counter`] reports,
+/// also when it has no figures.
+pub fn fewest_samples(series: &[Series], span: Span) -> Option<usize> {
+    let (mut fewest_old, mut fewest_any) = (None::<usize>, None::<usize>);
+    for s in series {
+        let inside = s.points.iter().filter(|p| span.contains(p.0)).count();
+        let before = s.points.first().is_some_and(|p| p.0 < span.start);
+        let after = s.points.last().is_some_and(|p| p.0 > span.end);
+        if inside == 0 && !(before && after) {
+            continue;
+        }
+        if before {
+            fewest_old = Some(fewest_old.map_or(inside, |f| f.min(inside)));
+        }
+        fewest_any = Some(fewest_any.map_or(inside, |f| f.min(inside)));
+    }
+    fewest_old.or(fewest_any)
 }
 
 /// A counter's increase, average and peak rate over the window, summed over its series.
@@ -191,20 +213,11 @@ pub fn counter(series: &[Series], span: Span) -> Option<CounterFigures> {
     let data_after_end = series
         .iter()
         .any(|s| s.points.last().is_some_and(|p| p.0 > span.end));
-    let mut all = Vec::new();
-    let (mut fewest_old, mut fewest_any) = (None::<usize>, None::<usize>);
-    for s in series {
-        let Some((knots, n)) = counter_knots(s, span, data_after_end) else {
-            continue;
-        };
-        let existed_before = s.points.first().is_some_and(|p| p.0 < span.start);
-        if existed_before {
-            fewest_old = Some(fewest_old.map_or(n, |f| f.min(n)));
-        }
-        fewest_any = Some(fewest_any.map_or(n, |f| f.min(n)));
-        all.push(knots);
-    }
-    let samples = fewest_old.or(fewest_any)?;
+    let samples = fewest_samples(series, span)?;
+    let all: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .filter_map(|s| counter_knots(s, span, data_after_end))
+        .collect();
     if samples == 0 {
         // The window fell between two samples of some series: nothing was sampled in it.
         return None;

@@ -191,3 +191,18 @@ fn the_minimum_window_holds_the_samples_wherever_it_falls() {
     assert_eq!(min_window_secs(10.0, 2), 20);
     assert_eq!(min_window_secs(0.2, 2), 1);
 }
+
+#[test]
+fn a_series_that_ended_before_the_window_does_not_count_as_held_no_sample() {
+    // A container replaced before the window: its series stops at 97; the new one is sampled
+    // at 98, 106 and 114.
+    let gone = series(&[(89.0, 40.0), (97.0, 44.0)]);
+    let now = series(&[(98.0, 1.0), (106.0, 5.0), (114.0, 9.0)]);
+    assert_eq!(fewest_samples(&[gone.clone(), now.clone()], SPAN), Some(2));
+    let f = counter(&[gone, now], SPAN).unwrap();
+    assert_eq!(f.samples, 2);
+    assert!(close(f.avg, 0.5), "{f:?}");
+    // Straddled by one interval only: covered, with no sample inside.
+    assert_eq!(fewest_samples(&[series(&[(99.0, 1.0), (116.0, 2.0)])], SPAN), Some(0));
+    assert_eq!(fewest_samples(&[], SPAN), None);
+}
