@@ -203,6 +203,9 @@ fn a_series_that_ended_before_the_window_does_not_count_as_held_no_sample() {
     assert_eq!(f.samples, 2);
     assert!(close(f.avg, 0.5), "{f:?}");
     // Straddled by one interval only: covered, with no sample inside.
-    assert_eq!(fewest_samples(&[series(&[(99.0, 1.0), (116.0, 2.0)])], SPAN), Some(0));
+    assert_eq!(
+        fewest_samples(&[series(&[(99.0, 1.0), (116.0, 2.0)])], SPAN),
+        Some(0)
+    );
     assert_eq!(fewest_samples(&[], SPAN), None);
 }

@@ -25,25 +25,43 @@ fn env(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
+/// The local Prometheus, from `PROMETHEUS_URL`.
+fn prometheus() -> Prometheus {
+    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
+    Prometheus::new(&url).unwrap()
+}
+
+/// The burner pod's usage over the `secs` seconds before `end`; no load pod matches, so the
+/// load figures must be missing, not zero.
+fn burner_query(
+    end: jiff::Timestamp,
+    secs: i64,
+    extra: Vec<benchrun_api::ExtraQuery>,
+) -> UsageQuery {
+    UsageQuery {
+        namespace: env("PROMQL_CHECK_NAMESPACE", "promql-check"),
+        target_pods: env("PROMQL_CHECK_POD", "burner"),
+        load_pods: "no-such-pod-.*".into(),
+        start: end - jiff::SignedDuration::from_secs(secs),
+        end,
+        target_cpu_limit_cores: 0.5,
+        extra,
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs the local cluster's Prometheus and a CPU-burning pod (see the module doc)"]
 async fn a_pod_burning_half_a_core_reads_as_half_a_core() {
-    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
-    let prom = Prometheus::new(&url).unwrap();
+    let prom = prometheus();
     let end = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(10);
-    let q = UsageQuery {
-        namespace: env("PROMQL_CHECK_NAMESPACE", "promql-check"),
-        target_pods: env("PROMQL_CHECK_POD", "burner"),
-        // Nothing matches: the load figures must be missing, not zero.
-        load_pods: "no-such-pod-.*".into(),
-        start: end - jiff::SignedDuration::from_secs(45),
+    let q = burner_query(
         end,
-        target_cpu_limit_cores: 0.5,
-        extra: vec![benchrun_api::ExtraQuery {
+        45,
+        vec![benchrun_api::ExtraQuery {
             name: "containers".into(),
             query: r#"count(container_cpu_usage_seconds_total{namespace="$namespace", pod=~"$pods", container!="", container!="POD", image!=""})"#.into(),
         }],
-    };
+    );
     let (u, extra) = prom.usage(&q).await.unwrap();
     println!("{u:#?}\n{extra:?}");
     let avg = u.cpu_avg_cores.expect("CPU average");
@@ -68,18 +86,9 @@ async fn a_pod_burning_half_a_core_reads_as_half_a_core() {
 #[tokio::test]
 #[ignore = "needs the local cluster's Prometheus and a CPU-burning pod (see the module doc)"]
 async fn a_two_second_window_holds_at_most_one_sample_and_says_so() {
-    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
-    let prom = Prometheus::new(&url).unwrap();
+    let prom = prometheus();
     let end = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(20);
-    let q = UsageQuery {
-        namespace: env("PROMQL_CHECK_NAMESPACE", "promql-check"),
-        target_pods: env("PROMQL_CHECK_POD", "burner"),
-        load_pods: "no-such-pod-.*".into(),
-        start: end - jiff::SignedDuration::from_secs(2),
-        end,
-        target_cpu_limit_cores: 0.5,
-        extra: Vec::new(),
-    };
+    let q = burner_query(end, 2, Vec::new());
     let (u, _) = prom.usage(&q).await.unwrap();
     println!("{u:#?}");
     let n = u.cpu_samples.expect("the burner's series was found");
@@ -91,9 +100,7 @@ async fn a_two_second_window_holds_at_most_one_sample_and_says_so() {
 #[tokio::test]
 #[ignore = "needs the local cluster's Prometheus"]
 async fn a_bad_query_is_an_error_that_names_it() {
-    let url = std::env::var("PROMETHEUS_URL").expect("PROMETHEUS_URL is set");
-    let prom = Prometheus::new(&url).unwrap();
-    let err = prom
+    let err = prometheus()
         .instant("sum(rate(", jiff::Timestamp::now())
         .await
         .unwrap_err();
