@@ -88,7 +88,7 @@ impl Planner<'_> {
         self.status.start_time.get_or_insert(Time(self.now));
         self.accept();
         if let Some(w) = self.run.short_window_warning() {
-            self.note(true, "WindowTooShort", w);
+            self.note(true, crate::validity::code::WINDOW_TOO_SHORT, w);
         }
         self.set_measuring();
         self.note(

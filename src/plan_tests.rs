@@ -98,6 +98,37 @@ fn new_run_with_a_free_slot_starts_deploying_the_first_cell() {
 }
 
 #[test]
+fn a_duration_under_twenty_seconds_is_warned_about_once_when_the_run_starts() {
+    // SPEC measures for 10 s.
+    let run = validated(SPEC);
+    let d = plan(&run, &BenchmarkRunStatus::default(), &obs(), at(0));
+    let warned: Vec<_> = d
+        .notes
+        .iter()
+        .filter(|n| n.reason == "WindowTooShort")
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", d.notes);
+    assert!(warned[0].warning);
+    assert!(
+        cond(&d.status, condition::ACCEPTED)
+            .message
+            .contains("spec.load.duration 10s is shorter than 20s"),
+        "{:?}",
+        d.status.conditions
+    );
+    let again = plan(&run, &d.status, &obs(), at(1_000));
+    assert!(!again.notes.iter().any(|n| n.reason == "WindowTooShort"));
+
+    let long = validated(&SPEC.replace("duration: 10s", "duration: 20s"));
+    let d = plan(&long, &BenchmarkRunStatus::default(), &obs(), at(0));
+    assert!(!d.notes.iter().any(|n| n.reason == "WindowTooShort"));
+    assert_eq!(
+        cond(&d.status, condition::ACCEPTED).message,
+        "the spec is valid"
+    );
+}
+
+#[test]
 fn new_run_without_a_slot_is_queued_naming_the_holder() {
     let run = validated(SPEC);
     let o = Observed {
