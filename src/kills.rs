@@ -57,7 +57,8 @@ pub struct ContainerFacts {
 impl ContainerFacts {
     /// Terminations of this container since it was created.
     pub fn terminations(&self) -> i32 {
-        self.restart_count + i32::from(self.newest_dead)
+        self.restart_count
+            .saturating_add(i32::from(self.newest_dead))
     }
 
     /// Whether its last termination was an OOM kill that ended at or after `since_ms`.
@@ -80,11 +81,11 @@ pub fn oom_kills(
         .map(|c| match by_pod {
             Some(base) => {
                 let before = base.get(&c.pod).copied().unwrap_or(0);
-                (c.terminations() - before).max(1)
+                c.terminations().saturating_sub(before).max(1)
             }
             None => 1,
         })
-        .sum()
+        .fold(0, i32::saturating_add)
 }
 
 /// The annotation value of a per-pod baseline: `pod=count` pairs joined by `,`.
@@ -158,6 +159,18 @@ mod tests {
             container("web-b", 1, false, OOM_KILLED, 6_000),
         ];
         assert_eq!(oom_kills(&c, None, 1_000), 2);
+    }
+
+    #[test]
+    fn counts_at_the_ends_of_i32_saturate_instead_of_wrapping() {
+        // A restart count at i32::MAX and a baseline edited below zero (annotations are text).
+        let base = BTreeMap::from([("web-a".to_string(), -5)]);
+        let c = [
+            container("web-a", i32::MAX, true, OOM_KILLED, 5_000),
+            container("web-b", i32::MAX, false, OOM_KILLED, 5_000),
+        ];
+        assert_eq!(c[0].terminations(), i32::MAX);
+        assert_eq!(oom_kills(&c, Some(&base), 1_000), i32::MAX);
     }
 
     #[test]

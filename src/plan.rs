@@ -443,3 +443,7 @@ pub(crate) mod tests;
 #[cfg(test)]
 #[path = "plan_fault_tests.rs"]
 mod fault_tests;
+
+#[cfg(test)]
+#[path = "plan_fuzz_tests.rs"]
+mod fuzz_tests;

@@ -112,7 +112,7 @@ impl Planner<'_> {
                         "Prometheus could not be reached from {} until {} ({} attempts; last: {e})",
                         validity::second(pending.first_failure.0),
                         validity::second(pending.give_up_at.0),
-                        pending.attempts + 1
+                        pending.attempts.saturating_add(1)
                     );
                     self.metrics_lost(&mut r, why);
                 }

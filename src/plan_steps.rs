@@ -213,9 +213,11 @@ impl Planner<'_> {
         self.actions.push(Action::ApplyTarget { cell });
         // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
         // the first window of a configuration has too few CPU samples for a rate.
-        let settled = target
-            .ready_since_ms
-            .is_none_or(|t| self.now.as_millisecond() - t >= SCRAPE_SETTLE.as_millis() as i64);
+        let settled = target.ready_since_ms.is_none_or(|t| {
+            // Saturating: the time comes from the cluster, not from this clock.
+            let ready_for = self.now.as_millisecond().saturating_sub(t);
+            ready_for >= SCRAPE_SETTLE.as_millis() as i64
+        });
         if target.ready && !settled {
             self.after(Duration::from_secs(2));
             return;
@@ -314,7 +316,9 @@ impl Planner<'_> {
     }
 
     pub(super) fn wait_for_scrape(&mut self, load: &LoadResult) {
-        let wait = (scrape_ready_at(load) - self.now.as_millisecond()).max(0) as u64;
+        let wait = scrape_ready_at(load)
+            .saturating_sub(self.now.as_millisecond())
+            .max(0) as u64;
         self.after(Duration::from_millis(wait.max(500)));
     }
 

@@ -1,0 +1,240 @@
+//! Statuses for the planner's property tests, and the leaves they are made of: statuses
+//! that need not agree with the run (another spec version's, or edited by hand), with indices
+//! out of range, results of the wrong length, negative counts, odd phases, stages and times.
+
+use benchrun_api::{
+    phase, stage, BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, Latency,
+    MetricsPending, TargetUsage,
+};
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use proptest::prelude::*;
+
+use crate::plan::tests::at;
+
+/// An `i32` index or count: mostly small (in range of small runs), sometimes negative or
+/// at the edges.
+pub fn index32() -> impl Strategy<Value = i32> {
+    prop_oneof![6 => 0..8i32, 1 => -3..0i32, 1 => prop::sample::select(vec![i32::MIN, i32::MAX]), 1 => any::<i32>()]
+}
+
+/// A `usize` index: mostly small, sometimes far out of range.
+pub fn index() -> impl Strategy<Value = usize> {
+    prop_oneof![6 => 0..8usize, 1 => prop::sample::select(vec![usize::MAX, i32::MAX as usize + 1])]
+}
+
+/// Milliseconds since the epoch: near the fixtures' T0 mostly, else anywhere an `i64` goes.
+pub fn millis() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        6 => (-3_600_000..7_200_000i64).prop_map(|ms| at(ms).as_millisecond()),
+        1 => prop::sample::select(vec![i64::MIN, -1, 0, 1, i64::MAX]),
+        1 => any::<i64>(),
+    ]
+}
+
+/// A timestamp: near T0 mostly, else at or near the ends of what `jiff` can hold.
+pub fn timestamp() -> impl Strategy<Value = Timestamp> {
+    prop_oneof![
+        6 => (-3_600_000..7_200_000i64).prop_map(at),
+        1 => prop::sample::select(vec![Timestamp::MIN, Timestamp::MAX, Timestamp::UNIX_EPOCH]),
+        1 => any::<i64>().prop_map(|ms| Timestamp::from_millisecond(ms).unwrap_or(Timestamp::MAX)),
+    ]
+}
+
+fn time() -> impl Strategy<Value = Time> {
+    timestamp().prop_map(Time)
+}
+
+/// A float a figure may hold after a bad parse or a division by zero.
+pub fn float() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => 0.0..1e6f64,
+        1 => prop::sample::select(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0, 0.0, f64::MAX, f64::MIN_POSITIVE]),
+    ]
+}
+
+/// One of `list` mostly, else any short string.
+pub fn text(list: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop_oneof![4 => prop::sample::select(list).prop_map(String::from), 1 => ".{0,12}"]
+}
+
+const PHASES: &[&str] = &[
+    phase::PENDING,
+    phase::QUEUED,
+    phase::RUNNING,
+    phase::RUNNING,
+    phase::SUCCEEDED,
+    phase::FAILED,
+    "",
+];
+const STAGES: &[&str] = &[stage::DEPLOYING, stage::LOADING, stage::COLLECTING, ""];
+const WARNINGS: &[&str] = &[
+    "HighVariance: x",
+    "MetricsPending: x",
+    "MetricsUnavailable: x",
+    "NoWarmup: x",
+    ":",
+    "",
+];
+const VERDICTS: &[&str] = &["Met", "Violated: p99 1s > 200ms", "Violated", ""];
+const REASONS: &[&str] = &[
+    "WaitingForPrometheus",
+    "CollectingMetrics",
+    "Measuring",
+    "Valid",
+    "",
+];
+const TYPES: &[&str] = &[
+    "Running",
+    "Accepted",
+    "Succeeded",
+    "Failed",
+    "SLOsMet",
+    "ChildrenApplied",
+];
+
+/// Usage figures as Prometheus may give them: absent, NaN, infinite, negative.
+pub fn usage() -> impl Strategy<Value = TargetUsage> {
+    let f = || prop::option::of(float());
+    let bytes = || prop::option::of(prop::sample::select(vec![0, 100 << 20, i64::MAX, -1]));
+    (f(), f(), f(), f(), bytes(), f()).prop_map(|(avg, peak, of_limit, load, mem, load_of)| {
+        TargetUsage {
+            cpu_avg_cores: avg,
+            cpu_peak_cores: peak,
+            cpu_avg_of_limit: of_limit,
+            cpu_peak_of_limit: of_limit,
+            cpu_throttled: peak,
+            memory_avg_bytes: mem,
+            memory_peak_bytes: mem,
+            load_cpu_cores: load,
+            load_cpu_of_limit: load_of,
+        }
+    })
+}
+
+fn pending() -> impl Strategy<Value = MetricsPending> {
+    (index32(), time(), time(), time(), ".{0,8}").prop_map(|(attempts, first, next, give_up, e)| {
+        MetricsPending {
+            attempts,
+            first_failure: first,
+            next_attempt: next,
+            give_up_at: give_up,
+            last_error: e,
+        }
+    })
+}
+
+fn cell_result() -> impl Strategy<Value = CellResult> {
+    let figures = (
+        prop::option::of(prop::sample::select(vec![0, 1, 10_000, i64::MAX, -1])),
+        prop::option::of(float()),
+        prop::option::of(float()),
+        prop::option::of((float(), float()).prop_map(|(mean, p99)| Latency {
+            mean,
+            p50: mean,
+            p90: p99,
+            p99,
+            p999: p99,
+            max: p99,
+        })),
+        usage(),
+    );
+    let record = (
+        prop::collection::vec(text(WARNINGS), 0..3),
+        prop::option::of(text(VERDICTS)),
+        prop::option::of(pending()),
+        index32(),
+        prop::option::of(prop::sample::select(vec![1000, i64::MAX])),
+    );
+    (
+        index32(),
+        index32(),
+        text(&["Measured", "Failed"]),
+        figures,
+        record,
+    )
+        .prop_map(
+            |(
+                cell,
+                repeat,
+                outcome,
+                (requests, throughput, error_rate, latency_ms, usage),
+                rec,
+            )| {
+                let (warnings, slo, metrics_pending, restarts, rate) = rec;
+                CellResult {
+                    cell,
+                    repeat,
+                    coordinates: Coordinates {
+                        rate,
+                        ..Coordinates::default()
+                    },
+                    outcome,
+                    requests,
+                    throughput,
+                    error_rate,
+                    latency_ms,
+                    usage,
+                    restarts,
+                    oom_kills: restarts,
+                    warnings,
+                    slo,
+                    metrics_pending,
+                    ..CellResult::default()
+                }
+            },
+        )
+}
+
+fn condition() -> impl Strategy<Value = Condition> {
+    (text(TYPES), text(&["True", "False"]), text(REASONS), time()).prop_map(|(t, s, r, at)| {
+        Condition {
+            type_: t,
+            status: s,
+            reason: r,
+            message: String::new(),
+            last_transition_time: at,
+            observed_generation: None,
+        }
+    })
+}
+
+/// A status that may belong to another spec version, or to none: indices out of range,
+/// results of the wrong length, negative counts, odd phases and stages.
+pub fn status() -> impl Strategy<Value = BenchmarkRunStatus> {
+    let current = (
+        index32(),
+        index32(),
+        text(STAGES),
+        time(),
+        prop::option::of(".{0,8}"),
+    )
+        .prop_map(|(cell, repeat, stage, since, job)| CurrentMeasurement {
+            cell,
+            repeat,
+            stage,
+            since,
+            job,
+        });
+    (
+        prop::option::of(text(PHASES)),
+        prop::collection::vec(condition(), 0..4),
+        prop::option::of(index32()),
+        prop::option::of(time()),
+        prop::option::of(time()),
+        prop::option::of(current),
+        prop::collection::vec(cell_result(), 0..12),
+    )
+        .prop_map(
+            |(phase, conditions, total, start, completion, current, results)| BenchmarkRunStatus {
+                phase,
+                conditions,
+                total,
+                start_time: start,
+                completion_time: completion,
+                current,
+                results,
+                ..BenchmarkRunStatus::default()
+            },
+        )
+}

@@ -1,0 +1,302 @@
+//! Property tests of the planner: for any validated run and any status and observation, even
+//! ones that disagree with the run, deciding never panics and every action names a cell and
+//! repeat of the run (the I/O layer indexes `run.cells` with them). The result mapping and the
+//! builders the I/O layer calls on those actions are exercised on the same inputs.
+//!
+//! 256 cases per property by default; set `PROPTEST_CASES` for a longer run.
+
+use benchrun_api::stage;
+use benchrun_api::validate::FieldError;
+use proptest::prelude::*;
+
+use super::*;
+use crate::builders::{self, fixtures::owner, LoadSettings};
+use crate::observed::JobObserved;
+use crate::{names, results, validity};
+
+#[path = "plan_fuzz_observed.rs"]
+mod observed_inputs;
+#[path = "plan_fuzz_runs.rs"]
+mod runs;
+#[path = "plan_fuzz_status.rs"]
+mod status_inputs;
+
+use observed_inputs::{extra, load_result, observed};
+use runs::run;
+use status_inputs::{index, index32, status, timestamp, usage};
+
+const STAGES: &[&str] = &[stage::DEPLOYING, stage::LOADING, stage::COLLECTING];
+
+/// Checks that every action of `d` can be carried out: its cell and repeat are in range, and
+/// the child it applies builds.
+fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError> {
+    let settings = LoadSettings {
+        image: "benchrun.local/benchrun-load:0.1.0".into(),
+        pull_policy: "IfNotPresent".into(),
+    };
+    let owner = owner();
+    for a in &d.actions {
+        match a {
+            Action::ApplyTarget { cell } => {
+                prop_assert!(*cell < run.cells.len(), "{:?}", a);
+                let c = &run.cells[*cell];
+                builders::build_target_deployment(&owner, run, c, "IfNotPresent");
+                builders::build_target_service(&owner, run, c);
+            }
+            Action::CreateJob {
+                cell,
+                repeat,
+                cluster_ip,
+                restarts_baseline,
+            } => {
+                prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
+                let c = &run.cells[*cell];
+                let baseline = restarts_baseline;
+                builders::build_load_job(&owner, run, c, *repeat, cluster_ip, baseline, &settings);
+            }
+            Action::StoreDetail { cell, repeat, json } => {
+                prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
+                builders::build_detail_configmap(&owner, *cell, *repeat, json.clone());
+            }
+            Action::DeleteTargets { .. } | Action::DeleteJobs(_) | Action::DeleteRun => {}
+        }
+    }
+    Ok(())
+}
+
+/// Makes the inputs agree on one measurement in `stage` (when given) so that the steps past
+/// deploying are reached: the status is on the focus measurement, the observation names its
+/// children and its load window ended long enough before `now` to be collected.
+fn align(
+    run: &ValidatedRun,
+    status: &mut BenchmarkRunStatus,
+    obs: &mut Observed,
+    now: Timestamp,
+    stage: Option<&str>,
+) {
+    let Some((cell, repeat)) = focus(run, status) else {
+        return;
+    };
+    let c = &run.cells[cell];
+    obs.target_configs = vec![names::config_hash(&run.spec.targets[c.target].name, c)];
+    obs.jobs = vec![names::job_name(&obs.run_name, cell, repeat)];
+    let Some(stage) = stage else {
+        return;
+    };
+    status.phase = Some(phase::RUNNING.into());
+    status.current = Some(CurrentMeasurement {
+        cell: cell as i32,
+        repeat: repeat as i32,
+        stage: stage.into(),
+        since: Time(now),
+        job: obs.jobs.first().cloned(),
+    });
+    let end = now.as_millisecond().saturating_sub(60_000).max(10_000) as u64;
+    let windows = obs.detail.iter_mut().chain(match &mut obs.job {
+        JobObserved::Succeeded(pods) => pods.iter_mut().flatten().collect(),
+        _ => Vec::new(),
+    });
+    for load in windows {
+        (load.window_start_ms, load.window_end_ms) = (end - 10_000, end);
+    }
+}
+
+/// An action the apiserver may have refused, naming any cell and repeat.
+fn refused_action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        index().prop_map(|cell| Action::ApplyTarget { cell }),
+        (index(), index()).prop_map(|(cell, repeat)| Action::CreateJob {
+            cell,
+            repeat,
+            cluster_ip: "10.96.0.7".into(),
+            restarts_baseline: Default::default(),
+        }),
+        (index(), index()).prop_map(|(cell, repeat)| Action::StoreDetail {
+            cell,
+            repeat,
+            json: "{}".into(),
+        }),
+        Just(Action::DeleteRun),
+        Just(Action::DeleteTargets { except: None }),
+    ]
+}
+
+proptest! {
+    /// Any status and observation: `focus` stays in range, `collections_due` and the planner
+    /// decide without a panic, and so do three further reconciles on the planner's own status.
+    #[test]
+    fn planner_decides_any_status_and_observation_without_panicking(
+        run in run(),
+        status in status(),
+        mut obs in observed(),
+        agree in prop::option::of(prop::option::of(prop::sample::select(STAGES))),
+        now in timestamp(),
+    ) {
+        let mut status = status;
+        let mut now = now;
+        if let Some(stage) = agree {
+            align(&run, &mut status, &mut obs, now, stage);
+        }
+        for _ in 0..4 {
+            if let Some((cell, repeat)) = focus(&run, &status) {
+                prop_assert!(cell < run.cells.len() && repeat < run.repeats);
+            }
+            collections_due(&status, now);
+            let d = plan(&run, &status, &obs, now);
+            check_decision(&run, &d)?;
+            prop_assert_eq!(d.status.total, Some(run.total() as i32));
+            let wait = d.requeue.unwrap_or(Duration::from_secs(1));
+            now = now
+                .checked_add(wait.min(Duration::from_secs(3600)))
+                .unwrap_or(now);
+            status = d.status;
+        }
+    }
+
+    /// A refused child of any cell: the planner fails what needed it, or waits, without a
+    /// panic, and every action it then takes is in range.
+    #[test]
+    fn refusals_of_any_action_are_planned_without_panicking(
+        run in run(),
+        status in status(),
+        obs in observed(),
+        action in refused_action(),
+        code in any::<u16>(),
+        now in timestamp(),
+    ) {
+        let refusal = Refusal {
+            action,
+            child: "Deployment x".into(),
+            code,
+            message: "\r\nrefused\u{0}".into(),
+        };
+        let d = plan_refused(&run, &status, &obs, &refusal, now);
+        check_decision(&run, &d)?;
+        let errors = [FieldError { field: "spec.x".into(), message: "\u{0}".into() }];
+        let g = obs.generation;
+        prop_assert!(plan_invalid(&status, &errors, g, now).actions.is_empty());
+        prop_assert!(plan_not_allowed(&status, &errors, g, now).actions.is_empty());
+    }
+
+    /// Any load result, usage and pod facts map into a result, warnings, an SLO verdict, the
+    /// summary and the conditions without a panic, whatever results the status already holds.
+    #[test]
+    fn results_map_any_measurement_without_panicking(
+        run in run(),
+        status in status(),
+        (cell, repeat) in (index(), index()),
+        load in load_result(),
+        usage in usage(),
+        extra in extra(),
+        restarts in index32(),
+        nodes in prop::collection::vec(prop::sample::select(vec!["node-a", "node-b"]), 0..3),
+        retry in index32(),
+    ) {
+        let c = &run.cells[cell % run.cells.len()];
+        let pods = results::PodFacts {
+            restarts,
+            oom_kills: restarts,
+            target_nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            load_nodes: vec!["node-a".into()],
+        };
+        let detail = Some(names::detail_name("demo", c.index, repeat));
+        let r = results::measured_result(&run, c, repeat, &load, Some(&usage), extra.clone(), &pods, detail);
+        results::with_late_usage(&run, c, &r, &load, &usage, extra);
+        validity::warnings(&run, &r, load.threads, false);
+        let mut all = status.results.clone();
+        all.push(r);
+        all.push(results::failed_result(&run, c, repeat, "x".into()));
+        results::apply_variance(&mut all, run.repeats);
+        results::summarize(&run, &all);
+        results::result_conditions(&run, &all);
+        detail_json(&load);
+        scrape_ready_at(&load);
+        metrics_retry_delay(retry);
+    }
+}
+
+// Regressions of what the properties found: each panicked with overflow checks on (as in a
+// debug build) and computed a wrapped value without them.
+
+mod regressions {
+    use super::super::tests::{at, load_result, obs, ready_target, running, SPEC};
+    use super::*;
+    use crate::builders::fixtures::run as validated;
+    use crate::observed::{Collection, PendingObserved, TargetObserved};
+    use benchrun_api::MetricsPending;
+
+    #[test]
+    fn a_target_ready_since_the_earliest_time_an_i64_holds_has_settled() {
+        let run = validated(SPEC);
+        let o = Observed {
+            target: Some(TargetObserved {
+                ready_since_ms: Some(i64::MIN),
+                ..ready_target()
+            }),
+            service_ip: Some("10.96.0.7".into()),
+            ..obs()
+        };
+        let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+        assert!(
+            d.actions
+                .iter()
+                .any(|a| matches!(a, Action::CreateJob { .. })),
+            "{:?}",
+            d.actions
+        );
+    }
+
+    #[test]
+    fn a_window_ending_past_any_clock_is_waited_for_from_the_earliest_clock() {
+        let run = validated(SPEC);
+        let mut load = load_result(0);
+        load.window_end_ms = u64::MAX;
+        let o = Observed {
+            detail: Some(load),
+            ..obs()
+        };
+        let d = plan(
+            &run,
+            &running(0, 0, stage::COLLECTING, 0),
+            &o,
+            Timestamp::MIN,
+        );
+        assert!(d.actions.is_empty(), "{:?}", d.actions);
+        let wait = d.requeue.expect("a requeue");
+        assert!(wait > Duration::from_secs(86_400 * 365), "{wait:?}");
+    }
+
+    #[test]
+    fn a_deferred_collection_given_up_after_the_most_attempts_counts_them() {
+        let run = validated(SPEC);
+        let mut status = running(1, 0, stage::DEPLOYING, 0);
+        status.results = vec![CellResult {
+            metrics_pending: Some(MetricsPending {
+                attempts: i32::MAX,
+                first_failure: Time(at(0)),
+                next_attempt: Time(at(1000)),
+                give_up_at: Time(at(1000)),
+                last_error: "connection refused".into(),
+            }),
+            ..results::failed_result(&run, &run.cells[0], 0, String::new())
+        }];
+        let o = Observed {
+            pending: vec![PendingObserved {
+                cell: 0,
+                repeat: 0,
+                collected: Ok((load_result(0), Collection::Unreachable("down".into()))),
+            }],
+            ..obs()
+        };
+        let d = plan(&run, &status, &o, at(2000));
+        let r = &d.status.results[0];
+        assert!(r.metrics_pending.is_none());
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("(2147483647 attempts; last: down)")),
+            "{:?}",
+            r.warnings
+        );
+    }
+}
