@@ -97,8 +97,11 @@ const TYPES: &[&str] = &[
 pub fn usage() -> impl Strategy<Value = TargetUsage> {
     let f = || prop::option::of(float());
     let bytes = || prop::option::of(prop::sample::select(vec![0, 100 << 20, i64::MAX, -1]));
-    (f(), f(), f(), f(), bytes(), f()).prop_map(|(avg, peak, of_limit, load, mem, load_of)| {
-        TargetUsage {
+    let samples = || prop::option::of(prop::sample::select(vec![0, 1, 2, 40, i32::MIN, i32::MAX]));
+    let figures = (f(), f(), f(), f(), bytes(), f());
+    let counts = (samples(), samples(), f(), f());
+    (figures, counts).prop_map(
+        |((avg, peak, of_limit, load, mem, load_of), (cpu_n, mem_n, interval, prom))| TargetUsage {
             cpu_avg_cores: avg,
             cpu_peak_cores: peak,
             cpu_avg_of_limit: of_limit,
@@ -108,8 +111,12 @@ pub fn usage() -> impl Strategy<Value = TargetUsage> {
             memory_peak_bytes: mem,
             load_cpu_cores: load,
             load_cpu_of_limit: load_of,
-        }
-    })
+            cpu_samples: cpu_n,
+            memory_samples: mem_n,
+            sample_interval_seconds: interval,
+            load_cpu_cores_prometheus: prom,
+        },
+    )
 }
 
 fn pending() -> impl Strategy<Value = MetricsPending> {
