@@ -16,9 +16,15 @@ pub fn cpu_millis(q: &str) -> Result<i64, String> {
     if !(v.is_finite() && v > 0.0) {
         return Err(format!("{q:?} must be a positive CPU quantity"));
     }
-    in_range((v * scale).round(), || {
+    let millis = in_range((v * scale).round(), || {
         format!("{q:?} is too large a CPU quantity (e.g. \"500m\", \"64\")")
-    })
+    })?;
+    if millis < 1 {
+        return Err(format!(
+            "{q:?} is below 1m, the smallest CPU limit a container can have: use at least \"1m\", e.g. \"500m\""
+        ));
+    }
+    Ok(millis)
 }
 
 /// Parses a Kubernetes memory quantity (`"512Mi"`, `"1Gi"`, `"1G"`, `"1000000"`) into bytes.
@@ -148,6 +154,9 @@ mod tests {
         assert_eq!(cpu_millis("0.5"), Ok(500));
         assert!(cpu_millis("0").is_err());
         assert!(cpu_millis("one").is_err());
+        assert_eq!(cpu_millis("0.001"), Ok(1));
+        // Rounds to 0 millicores: a limit no container can have.
+        assert!(cpu_millis("0.0001").unwrap_err().contains("below 1m"));
     }
 
     #[test]

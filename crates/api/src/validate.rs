@@ -19,6 +19,13 @@ const MIN_DURATION: Duration = Duration::from_millis(1);
 /// about, and their cells get `WindowTooShort` when a window did hold too few.
 pub const MIN_SAMPLED_DURATION: Duration = Duration::from_secs(20);
 
+/// Bounds of `load.duration`, as the CRD schema's CEL rule states them.
+const MIN_LOAD_DURATION: Duration = Duration::from_secs(1);
+const MAX_LOAD_DURATION: Duration = Duration::from_secs(3600);
+
+/// Largest `load.requests` and `load.warmupRequests`, as the CRD schema states it.
+const MAX_REQUESTS: i64 = 100_000_000;
+
 /// A problem with one field of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldError {
@@ -277,6 +284,51 @@ fn request_within_swept_limits(
     }
 }
 
+/// A count outside the bounds the CRD schema declares for it. The apiserver refuses these at
+/// admission; an object that skipped admission (an older CRD, a direct write) is refused here
+/// too, so no Deployment with 0 replicas or load Job with 0 connections is ever built.
+fn count_in_range(field: &str, value: i64, min: i64, max: i64, errors: &mut Vec<FieldError>) {
+    if !(min..=max).contains(&value) {
+        errors.push(err(
+            field,
+            format!("{value} is out of range: use a value between {min} and {max}"),
+        ));
+    }
+}
+
+/// The bounds of every count in the spec, as the CRD schema declares them.
+fn counts_in_range(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
+    let load = &spec.load;
+    count_in_range("spec.replicas", spec.replicas.into(), 1, 32, errors);
+    count_in_range(
+        "spec.load.connections",
+        load.connections.into(),
+        1,
+        20_000,
+        errors,
+    );
+    if let Some(n) = load.requests {
+        count_in_range("spec.load.requests", n, 1, MAX_REQUESTS, errors);
+    }
+    if let Some(n) = load.warmup_requests {
+        count_in_range("spec.load.warmupRequests", n, 1, MAX_REQUESTS, errors);
+    }
+    let Some(m) = &spec.matrix else { return };
+    for (i, r) in m.replicas.iter().enumerate() {
+        count_in_range(
+            &format!("spec.matrix.replicas[{i}]"),
+            (*r).into(),
+            1,
+            32,
+            errors,
+        );
+    }
+    for (i, c) in m.connections.iter().enumerate() {
+        let field = format!("spec.matrix.connections[{i}]");
+        count_in_range(&field, (*c).into(), 1, 20_000, errors);
+    }
+}
+
 fn parse_duration(field: &str, s: &str, errors: &mut Vec<FieldError>) -> Duration {
     units::duration(s).unwrap_or_else(|e| {
         errors.push(err(field, e));
@@ -339,9 +391,23 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     resources("spec.resources", &spec.resources, e);
     let load = &spec.load;
     let load_resources = resources("spec.load.resources", &load.resources, e);
+    counts_in_range(spec, e);
     let limit = match (load.requests, &load.duration) {
         (Some(n), None) => Limit::Requests(n),
-        (None, Some(d)) => Limit::Duration(parse_duration("spec.load.duration", d, e)),
+        (None, Some(d)) => {
+            let parsed = parse_duration("spec.load.duration", d, e);
+            if units::duration(d).is_ok()
+                && !(MIN_LOAD_DURATION..=MAX_LOAD_DURATION).contains(&parsed)
+            {
+                e.push(err(
+                    "spec.load.duration",
+                    format!(
+                        "{d:?} is out of range: use a duration between 1s and 1h, e.g. \"30s\""
+                    ),
+                ));
+            }
+            Limit::Duration(parsed)
+        }
         _ => {
             e.push(err(
                 "spec.load",
@@ -810,6 +876,44 @@ mod tests {
             errs[1].message.contains("podSecurity: Baseline"),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn counts_and_durations_only_the_schema_bounded_are_refused_here_too() {
+        // Found by the property tests: an object that skipped admission passed validate() with
+        // these and would have become a Deployment of 0 replicas or a load of 0 connections.
+        let mut s = spec(r#"{"connections": 0, "duration": "0s", "warmupRequests": 0}"#);
+        s.replicas = 0;
+        s.resources.cpu = "0.0001".into();
+        s.matrix = Some(
+            serde_json::from_str(r#"{"replicas": [1, -2], "connections": [4, 20001]}"#).unwrap(),
+        );
+        let fields: Vec<_> = validate(&s)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        for f in [
+            "spec.replicas",
+            "spec.load.connections",
+            "spec.load.warmupRequests",
+            "spec.load.duration",
+            "spec.resources.cpu",
+            "spec.matrix.replicas[1]",
+            "spec.matrix.connections[1]",
+        ] {
+            assert!(fields.iter().any(|x| x == f), "{f} missing from {fields:?}");
+        }
+        assert!(!fields.contains(&"spec.matrix.replicas[0]".to_string()));
+        let long = validate(&spec(r#"{"connections": 4, "duration": "61m"}"#)).unwrap_err();
+        assert_eq!(long[0].field, "spec.load.duration");
+        assert!(
+            long[0].message.contains("between 1s and 1h"),
+            "{}",
+            long[0].message
+        );
+        let many = validate(&spec(r#"{"connections": 4, "requests": 100000001}"#)).unwrap_err();
+        assert_eq!(many[0].field, "spec.load.requests");
     }
 
     #[test]

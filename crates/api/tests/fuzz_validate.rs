@@ -48,9 +48,15 @@ fn check_run(spec: &BenchmarkRunSpec, run: &ValidatedRun) -> Result<(), TestCase
         prop_assert!(cell.target < spec.targets.len());
         prop_assert!(cell.scenario < spec.scenarios.len());
         prop_assert!(cell.connections >= run.load_pods);
+        prop_assert!((1..=20_000).contains(&cell.connections));
+        prop_assert!(
+            (1..=32).contains(&cell.replicas),
+            "replicas {}",
+            cell.replicas
+        );
         prop_assert!(cell.same_deployment(cell));
         let r = run.target_resources(cell);
-        prop_assert!(r.cpu_millis >= 0, "cell {}: {:?}", i, r);
+        prop_assert!(r.cpu_millis >= 1, "cell {}: {:?}", i, r);
         prop_assert!(
             units::cpu_millis(&r.cpu_request).is_ok(),
             "cell {}: {:?}",
@@ -73,7 +79,10 @@ fn check_run(spec: &BenchmarkRunSpec, run: &ValidatedRun) -> Result<(), TestCase
     units::format_duration(load_time + run.timeout);
     match run.limit {
         Limit::Requests(n) => prop_assert!(n >= 1, "requests {}", n),
-        Limit::Duration(d) => drop(units::format_duration(d)),
+        Limit::Duration(d) => prop_assert!((1..=3600).contains(&d.as_secs()), "duration {:?}", d),
+    }
+    if let Warmup::Requests(n) = run.warmup {
+        prop_assert!(n >= 1, "warm-up requests {}", n);
     }
     if let Warmup::Duration(d) = run.warmup {
         prop_assert!(
@@ -114,7 +123,7 @@ proptest! {
     #[test]
     fn units_parse_any_string_without_panicking(s in leaves::string()) {
         if let Ok(m) = units::cpu_millis(&s) {
-            prop_assert!(m >= 0, "{:?} -> {}", s, m);
+            prop_assert!(m >= 1, "{:?} -> {}", s, m);
         }
         if let Ok(b) = units::memory_bytes(&s) {
             prop_assert!(b >= 0, "{:?} -> {}", s, b);
