@@ -4,6 +4,7 @@
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
 //! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`capacity`]: how far each configuration scales, from its measurements (pure);
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
@@ -13,6 +14,7 @@
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
 pub mod builders;
+pub mod capacity;
 pub mod controller;
 pub mod error;
 pub mod kills;

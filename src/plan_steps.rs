@@ -11,6 +11,7 @@ use super::{
     detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
     Note, Planner, SCRAPE_SETTLE,
 };
+use crate::capacity;
 use crate::kills::{self, RestartBaseline};
 use crate::names;
 use crate::observed::{Collection, JobObserved, Slot};
@@ -447,6 +448,7 @@ impl Planner<'_> {
         self.status.results.sort_by_key(|r| (r.cell, r.repeat));
         results::apply_variance(&mut self.status.results, self.run.repeats);
         self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        self.status.capacity = capacity::capacity(self.run, &self.status.results);
         for (type_, ok, reason, message) in
             results::result_conditions(self.run, &self.status.results)
         {
@@ -499,6 +501,7 @@ impl Planner<'_> {
         self.status.current = None;
         self.status.completion_time = Some(Time(self.now));
         self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        self.status.capacity = capacity::capacity(self.run, &self.status.results);
         self.progress();
         let total = self.status.results.len();
         let message = format!("{measured} of {total} measurements measured");

@@ -129,6 +129,7 @@ pub fn measured_result(
         }),
         bytes: Some(int(load.bytes)),
         throughput: Some(round(load.throughput, 3)),
+        requests_per_core: usage.and_then(|u| requests_per_core(load.throughput, u.cpu_avg_cores?)),
         latency_ms: Some(latency_ms(&load.latency)),
         connect_ms: (load.connect.count > 0).then(|| us_to_ms(load.connect.mean_us)),
         generator_cpu_us_per_request: (load.requests > 0)
@@ -149,6 +150,13 @@ pub fn measured_result(
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
     r
+}
+
+/// Efficiency: requests per second per CPU core the target used, to one decimal; `None`
+/// when the target used no measurable CPU (a figure divided by nothing says nothing).
+pub fn requests_per_core(throughput: f64, cpu_cores: f64) -> Option<f64> {
+    (cpu_cores > 0.0 && throughput.is_finite() && cpu_cores.is_finite())
+        .then(|| round(throughput / cpu_cores, 1))
 }
 
 /// A measured result again, now with the usage Prometheus gave late: every figure, warning

@@ -161,6 +161,8 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
         (Some(10_000), Some(2_500), Some(1_200_000))
     );
     assert_eq!(r.throughput, Some(1000.0));
+    // 1000 req/s on 0.8 cores.
+    assert_eq!(r.requests_per_core, Some(1250.0));
     assert_eq!(r.error_rate, Some(0.0));
     let l = r.latency_ms.clone().unwrap();
     assert_eq!((l.mean, l.p50, l.p99, l.max), (12.346, 10.1, 41.2, 90.5));
@@ -474,4 +476,15 @@ fn without_slos_there_is_no_slos_met_condition() {
     let conds = result_conditions(&run, &[]);
     let types: Vec<&str> = conds.iter().map(|c| c.0).collect();
     assert_eq!(types, vec!["ResultsValid", "MetricsAvailable"]);
+}
+
+#[test]
+fn efficiency_needs_cpu_figures() {
+    assert_eq!(measured_from(&load(), None).requests_per_core, None);
+    let idle = TargetUsage {
+        cpu_avg_cores: Some(0.0),
+        ..usage()
+    };
+    assert_eq!(measured_from(&load(), Some(&idle)).requests_per_core, None);
+    assert_eq!(requests_per_core(333.0, 0.3), Some(1110.0));
 }

@@ -230,6 +230,70 @@ async fn a_five_second_window_is_too_short_and_says_how_long_to_measure() {
     cluster.finish(&ns, outcome).await;
 }
 
+/// A connections sweep of a CPU-bound target gets a capacity entry with a USL fit over its
+/// measurements, and every cell with CPU figures its efficiency.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-capacity").await;
+    // A target held to 150m with a generator given 700m: the target, not the generator, sets
+    // the rate, so no measurement is left out as GeneratorBound.
+    let yaml = demo_run("capacity", "{connections: [1, 4, 16]}", "  repeats: 2")
+        .replace(
+            "resources: {cpu: 500m, memory: 128Mi}",
+            "resources: {cpu: 150m, memory: 128Mi}",
+        )
+        .replace(
+            "resources: {cpu: 500m, memory: 64Mi}",
+            "resources: {cpu: 700m, memory: 64Mi}",
+        )
+        .replace("duration: 20s", "duration: 12s");
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "capacity", Duration::from_secs(600))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.results.len() == 6, "{} results", status.results.len());
+        let mut with_cpu = 0;
+        for r in &status.results {
+            println!(
+                "c={} r{}: {:?} req/s, cpu {:?} cores, {:?} req/s/core, load {:?} of limit, warnings {:?}",
+                r.coordinates.connections,
+                r.repeat,
+                r.throughput,
+                r.usage.cpu_avg_cores,
+                r.requests_per_core,
+                r.usage.load_cpu_of_limit,
+                r.warnings
+            );
+            if let (Some(x), Some(cores)) = (r.throughput, r.usage.cpu_avg_cores) {
+                with_cpu += 1;
+                let per_core = r.requests_per_core.context("CPU figures but no requestsPerCore")?;
+                anyhow::ensure!(
+                    (per_core - x / cores).abs() <= 0.1,
+                    "requestsPerCore {per_core} is not {x} / {cores}"
+                );
+            }
+        }
+        anyhow::ensure!(with_cpu > 0, "no cell had CPU figures to compute efficiency from");
+        println!("capacity: {:#?}", status.capacity);
+        anyhow::ensure!(status.capacity.len() == 1, "{} capacity entries", status.capacity.len());
+        let c = &status.capacity[0];
+        anyhow::ensure!(c.model == "USL" && c.target == "demo" && c.cpu == "150m", "{c:?}");
+        anyhow::ensure!(c.points == 6 && c.excluded.is_none(), "{c:?}");
+        let fit = c.fit.as_ref().with_context(|| format!("no fit: {:?}", c.refused))?;
+        anyhow::ensure!(fit.throughput_at_one > 0.0 && fit.r_squared.is_finite(), "{fit:?}");
+        let shown = cluster.kubectl_benchrun(&["show", "capacity", "-n", &ns]);
+        println!("{shown}");
+        anyhow::ensure!(shown.contains("Capacity:") && shown.contains("REQ/S/CORE"), "{shown}");
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
 /// A spec that CEL can judge is refused by the apiserver with a message naming the field.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]

@@ -263,6 +263,22 @@ impl Cluster {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
     }
 
+    /// Runs the report plugin this workspace built (`kubectl-benchrun`, next to the test
+    /// binary's `deps/` folder) and returns its stdout and stderr.
+    pub fn kubectl_benchrun(&self, args: &[&str]) -> String {
+        let exe = std::env::current_exe().expect("test binary path");
+        let plugin = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .map(|dir| dir.join("kubectl-benchrun"))
+            .expect("target directory");
+        let out = std::process::Command::new(&plugin)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e} (built by make build)", plugin.display()));
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    }
+
     /// Ends a test: on failure dumps the namespace and the operator's log; always deletes the
     /// namespace; then fails the test if `outcome` is an error.
     pub async fn finish(&self, ns: &str, outcome: anyhow::Result<()>) {

@@ -93,6 +93,11 @@ pub struct BenchmarkRunStatus {
     /// Headline figures of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// The capacity of each target configuration whose load the run swept: a Universal
+    /// Scalability Law fit over the connections axis (closed model) or the highest rate that
+    /// met the SLOs (open model). Recomputed as measurements finish.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<Capacity>,
 }
 
 /// Where the run is in its current measurement.
@@ -268,6 +273,10 @@ pub struct CellResult {
     /// Requests per second over the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<f64>,
+    /// Efficiency: requests per second per CPU core the target pods actually used
+    /// (`throughput / usage.cpuAvgCores`). Absent without CPU figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_core: Option<f64>,
     /// Latency in milliseconds (corrected for coordinated omission in the open model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<Latency>,
@@ -360,4 +369,68 @@ pub struct Summary {
     /// `Met`, `Violated (n)` or absent without SLOs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
+}
+
+/// How far one target configuration scales as its load grows.
+///
+/// A configuration is a target, scenario, CPU and memory limit and replica count; its
+/// measurements differ only in load (connections in the closed model, rate in the open model).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Capacity {
+    /// Target name.
+    pub target: String,
+    /// Scenario name.
+    pub scenario: String,
+    /// CPU limit of each target pod.
+    pub cpu: String,
+    /// Memory limit of each target pod.
+    pub memory: String,
+    /// Target replicas.
+    pub replicas: i32,
+    /// Connections of the open-model rate sweep (absent for a closed-model connections sweep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<i32>,
+    /// `USL` (closed model: throughput against connections) or `SLO` (open model: the rates
+    /// against the SLOs).
+    pub model: String,
+    /// Measurements the figures rest on (repeats count separately).
+    pub points: i32,
+    /// Measurements of this configuration left out, and why (failed, generator-bound,
+    /// still waiting for their CPU figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<String>,
+    /// The Universal Scalability Law fit `X(N) = λN / (1 + σ(N−1) + κN(N−1))`, N = connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<UslFit>,
+    /// Open model: the highest swept rate (requests per second) at which every measurement met
+    /// the SLOs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate_meeting_slo: Option<i64>,
+    /// Why there are no figures, e.g. too few measurements, or no SLOs to judge rates against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// Coefficients of a Universal Scalability Law fit and what follows from them.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UslFit {
+    /// Contention σ: the share of the work that is serialized (0 = none, 1 = all of it).
+    pub contention: f64,
+    /// Coherency κ: the cost of keeping shared state consistent, growing with N²; above 0
+    /// throughput peaks and then falls as connections are added.
+    pub coherency: f64,
+    /// λ: the throughput of one connection (requests per second) as the fit sees it.
+    pub throughput_at_one: f64,
+    /// Connections at which the fitted throughput peaks (absent when κ ≤ 0: no peak, the fit
+    /// still rises past every measured point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_connections: Option<i64>,
+    /// The fitted throughput at `peakConnections`, requests per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_throughput: Option<f64>,
+    /// Coefficient of determination of the fit over its points (1 = every point on the curve);
+    /// read the coefficients with care below 0.9.
+    pub r_squared: f64,
 }

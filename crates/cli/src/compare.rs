@@ -1,5 +1,5 @@
-//! `compare`: throughput and p99 of cells with equal coordinates across runs, with the ratio
-//! to the first run.
+//! `compare`: throughput, p99 and requests per CPU core of cells with equal coordinates across
+//! runs, with the ratio to the first run.
 //!
 //! Pure. Repeats of a cell are averaged; failed measurements are left out.
 
@@ -34,8 +34,8 @@ fn ratio(v: f64, base: f64) -> String {
     }
 }
 
-/// The comparison table: coordinates, then per run its req/s and p99, and from the second
-/// run on the ratio of each to the first run's.
+/// The comparison table: coordinates, then per run its req/s, p99 and req/s per core, and
+/// from the second run on the ratio of each to the first run's.
 pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
     use Align::{Left as L, Right as R};
     let mut heads: Vec<(String, Align)> = ["TARGET", "SCENARIO", "CPU", "MEM"]
@@ -49,6 +49,10 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
             heads.push(("VS 1ST".into(), R));
         }
         heads.push((format!("{name} P99 MS"), R));
+        if i > 0 {
+            heads.push(("VS 1ST".into(), R));
+        }
+        heads.push((format!("{name} REQ/S/CORE"), R));
         if i > 0 {
             heads.push(("VS 1ST".into(), R));
         }
@@ -71,17 +75,27 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
         for (i, f) in figures.iter().enumerate() {
             let rps = f.map_or_else(|| NONE.into(), |f| num::rps(f.throughput));
             let p99 = f.map_or_else(|| NONE.into(), |f| num::ms(f.p99_ms));
-            let vs = |pick: fn(&Figures) -> f64| match (f, base) {
-                (Some(f), Some(b)) => ratio(pick(f), pick(&b)),
+            let per_core = f
+                .and_then(|f| f.per_core)
+                .map_or_else(|| NONE.into(), num::rps);
+            let vs = |pick: fn(&Figures) -> Option<f64>| match (
+                f.and_then(|f| pick(&f)),
+                base.and_then(|b| pick(&b)),
+            ) {
+                (Some(v), Some(b)) => ratio(v, b),
                 _ => NONE.into(),
             };
             row.push(rps);
             if i > 0 {
-                row.push(vs(|f| f.throughput));
+                row.push(vs(|f| Some(f.throughput)));
             }
             row.push(p99);
             if i > 0 {
-                row.push(vs(|f| f.p99_ms));
+                row.push(vs(|f| Some(f.p99_ms)));
+            }
+            row.push(per_core);
+            if i > 0 {
+                row.push(vs(|f| f.per_core));
             }
         }
         t.push(row);
@@ -101,6 +115,7 @@ mod tests {
         after.truncate(2);
         after[0].throughput = Some(8200.0);
         after[0].latency_ms.as_mut().unwrap().p99 = 1.55;
+        after[0].requests_per_core = Some(6474.0);
         let mut again = after[1].clone();
         again.repeat = 1;
         again.throughput = Some(5000.0);
@@ -111,11 +126,11 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "\
-TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  after REQ/S  VS 1ST  after P99 MS  VS 1ST
-express  hello     1    1Gi     1     10     -          4100           3.10         8200   2.00x          1.55   0.50x
-express  hello     1    1Gi     1    100     -          5405           41.0         5203   0.96x          41.0   1.00x
-spring   hello     1    1Gi     1     10     -          2950           9.80            -       -             -       -
-spring   hello     1    1Gi     1    100     -             -              -            -       -             -       -
+TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
+express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x          1.55   0.50x              6474   1.50x
+express  hello     1    1Gi     1    100     -          5405           41.0               5690         5203   0.96x          41.0   1.00x              5690   1.00x
+spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -             -       -                 -       -
+spring   hello     1    1Gi     1    100     -             -              -                  -            -       -             -       -                 -       -
 "
         );
     }

@@ -1,8 +1,8 @@
 //! Fixed inputs for the renderers' tests (and, rendered, the examples in docs/report.md).
 
 use benchrun_api::{
-    BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, ErrorCounts, Latency, Summary,
-    TargetUsage,
+    BenchmarkRunStatus, Capacity, CellResult, Coordinates, CurrentMeasurement, ErrorCounts,
+    Latency, Summary, TargetUsage, UslFit,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -78,11 +78,52 @@ pub fn results() -> Vec<CellResult> {
         reason: Some("ImagePullBackOff: spring:3.2 not found".into()),
         ..Default::default()
     };
-    vec![
+    let mut all = vec![
         cell(0, "express", "1", 10, 4100.0, 3.1),
         slow,
         spring,
         failed,
+    ];
+    // As the operator writes it: throughput over the CPU cores used, to one decimal.
+    for r in &mut all {
+        r.requests_per_core = r
+            .throughput
+            .zip(r.usage.cpu_avg_cores)
+            .map(|(x, cores)| (x / cores * 10.0).round() / 10.0);
+    }
+    all
+}
+
+/// A fitted and a refused capacity entry, as a connections sweep of two targets gives them.
+pub fn capacity() -> Vec<Capacity> {
+    let entry = |target: &str| Capacity {
+        target: target.into(),
+        scenario: "hello".into(),
+        cpu: "1".into(),
+        memory: "1Gi".into(),
+        replicas: 1,
+        model: "USL".into(),
+        ..Default::default()
+    };
+    vec![
+        Capacity {
+            points: 7,
+            fit: Some(UslFit {
+                contention: 0.05,
+                coherency: 0.0008,
+                throughput_at_one: 1200.0,
+                peak_connections: Some(34),
+                peak_throughput: Some(7094.5),
+                r_squared: 0.9981,
+            }),
+            ..entry("express")
+        },
+        Capacity {
+            points: 1,
+            excluded: Some("1 failed".into()),
+            refused: Some("1 usable measurements at 1 connection counts: the fit needs at least 6 over at least 3 connection counts (sweep more matrix.connections values, or add repeats)".into()),
+            ..entry("spring")
+        },
     ]
 }
 
@@ -130,6 +171,7 @@ pub fn status() -> BenchmarkRunStatus {
             suspect: 1,
             slo: Some("Violated (1)".into()),
         }),
+        capacity: capacity(),
         ..Default::default()
     }
 }

@@ -123,6 +123,8 @@ pub struct Figures {
     pub throughput: f64,
     /// Mean p99 latency in milliseconds.
     pub p99_ms: f64,
+    /// Mean requests per second per CPU core used, over the repeats that have CPU figures.
+    pub per_core: Option<f64>,
 }
 
 impl Figures {
@@ -134,9 +136,12 @@ impl Figures {
             .filter_map(|r| Some((r.throughput?, r.latency_ms.as_ref()?.p99)))
             .collect();
         let n = pairs.len() as f64;
+        let per_core: Vec<f64> = repeats.iter().filter_map(|r| r.requests_per_core).collect();
         (!pairs.is_empty()).then(|| Figures {
             throughput: pairs.iter().map(|p| p.0).sum::<f64>() / n,
             p99_ms: pairs.iter().map(|p| p.1).sum::<f64>() / n,
+            per_core: (!per_core.is_empty())
+                .then(|| per_core.iter().sum::<f64>() / per_core.len() as f64),
         })
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use benchrun_api::{BenchmarkRunStatus, CellResult};
+use benchrun_api::{BenchmarkRunStatus, Capacity, CellResult};
 
 use crate::num::{self, NONE};
 use crate::table::{Align, Table};
@@ -34,6 +34,7 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
         ("MAX MS", R),
         ("ERR %", R),
         ("CPU CORES", R),
+        ("REQ/S/CORE", R),
         ("MEM PEAK MIB", R),
         ("SLO", L),
         ("WARNINGS", L),
@@ -64,11 +65,12 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
                 num::or_none(l.map(|l| l.max), num::ms),
                 num::or_none(r.error_rate, num::percent2),
                 num::cpu(r.usage.cpu_avg_cores, r.usage.cpu_avg_of_limit),
+                num::or_none(r.requests_per_core, num::rps),
                 num::mib(r.usage.memory_peak_bytes),
             ]);
         } else {
             row.push("FAILED".into());
-            row.extend(std::iter::repeat_n(NONE.to_string(), 7));
+            row.extend(std::iter::repeat_n(NONE.to_string(), 8));
         }
         row.push(num::slo_verdict(r.slo.as_deref()));
         let codes: Vec<&str> = r.warnings.iter().map(|w| num::code(w)).collect();
@@ -144,6 +146,53 @@ pub fn notes(results: &[CellResult]) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// One line per capacity entry: the configuration, then the fit (peak, coefficients, R²) or the
+/// highest rate that met the SLOs, or why there is neither.
+pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
+    capacity
+        .iter()
+        .map(|c| {
+            let mut head = format!(
+                "{}/{} cpu={} mem={} replicas={}",
+                c.target, c.scenario, c.cpu, c.memory, c.replicas
+            );
+            if let Some(conns) = c.connections {
+                head += &format!(" c={conns}");
+            }
+            let figures = match (&c.fit, c.max_rate_meeting_slo, &c.refused) {
+                (Some(f), _, _) => {
+                    let peak = match (f.peak_connections, f.peak_throughput) {
+                        (Some(n), Some(x)) => {
+                            format!("peak {} req/s at {n} connections", num::rps(x))
+                        }
+                        _ => "no peak (throughput still rising at the last point)".into(),
+                    };
+                    format!(
+                        "{peak}; contention σ={:.4}, coherency κ={:.6}, λ={} req/s, R²={:.3}",
+                        f.contention,
+                        f.coherency,
+                        num::rps(f.throughput_at_one),
+                        f.r_squared
+                    )
+                }
+                (None, Some(rate), _) => format!("highest rate meeting the SLOs: {rate} req/s"),
+                (None, None, Some(why)) => format!("no figure: {why}"),
+                (None, None, None) => "no figure yet".into(),
+            };
+            let left_out = c
+                .excluded
+                .as_ref()
+                .map(|e| format!(", left out: {e}"))
+                .unwrap_or_default();
+            let plural = if c.points == 1 { "" } else { "s" };
+            format!(
+                "{head}: {} over {} measurement{plural}{left_out} — {figures}",
+                c.model, c.points
+            )
+        })
+        .collect()
+}
+
 /// Summary lines: best measurement, failures, suspects, SLO verdict.
 pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
     let Some(s) = &status.summary else {
@@ -207,6 +256,12 @@ pub fn write_show(
                     writeln!(w, "  {l}")?;
                 }
             }
+            if !status.capacity.is_empty() {
+                writeln!(w, "\nCapacity:")?;
+                for l in capacity_lines(&status.capacity) {
+                    writeln!(w, "  {l}")?;
+                }
+            }
             writeln!(w, "\nSummary:")?;
             for l in summary_lines(status) {
                 writeln!(w, "  {l}")?;
@@ -225,6 +280,12 @@ pub fn write_show(
                 writeln!(w, "\n### {heading}\n")?;
                 for l in lines {
                     writeln!(w, "- {}", l.replace('|', "\\|"))?;
+                }
+            }
+            if !status.capacity.is_empty() {
+                writeln!(w, "\n## Capacity\n")?;
+                for l in capacity_lines(&status.capacity) {
+                    writeln!(w, "- {l}")?;
                 }
             }
             writeln!(w, "\n## Summary\n")?;
@@ -266,15 +327,15 @@ mod tests {
         assert_eq!(lines.len(), 5);
         assert_eq!(
             lines[0],
-            "#,TARGET,SCENARIO,CPU,MEM,REPL,CONNS,RATE,REQ/S,P50 MS,P90 MS,P99 MS,MAX MS,ERR %,CPU CORES,MEM PEAK MIB,SLO,WARNINGS"
+            "#,TARGET,SCENARIO,CPU,MEM,REPL,CONNS,RATE,REQ/S,P50 MS,P90 MS,P99 MS,MAX MS,ERR %,CPU CORES,REQ/S/CORE,MEM PEAK MIB,SLO,WARNINGS"
         );
         assert_eq!(
             lines[2],
-            "1,express,hello,1,1Gi,1,100,-,5405,8.20,20.5,41.0,123,1.23,0.95 (95%),128,Violated,\"GeneratorBound,HighErrorRate\""
+            "1,express,hello,1,1Gi,1,100,-,5405,8.20,20.5,41.0,123,1.23,0.95 (95%),5690,128,Violated,\"GeneratorBound,HighErrorRate\""
         );
         assert_eq!(
             lines[4],
-            "3,spring,hello,1,1Gi,1,100,-,FAILED,-,-,-,-,-,-,-,-,-"
+            "3,spring,hello,1,1Gi,1,100,-,FAILED,-,-,-,-,-,-,-,-,-,-"
         );
     }
 

@@ -1,0 +1,227 @@
+use benchrun_api::{validate, BenchmarkRunSpec, CellResult, Coordinates};
+
+use super::*;
+
+/// Throughput of the USL with the given coefficients at `n` connections.
+fn usl_at(sigma: f64, kappa: f64, lambda: f64, n: u32) -> f64 {
+    let n = f64::from(n);
+    lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+}
+
+fn run(matrix: serde_json::Value, slo: Option<serde_json::Value>) -> ValidatedRun {
+    let mut spec = serde_json::json!({
+        "targets": [{"name": "a", "image": "img:1"}, {"name": "b", "image": "img:1"}],
+        "scenarios": [{"name": "hello", "path": "/hello"}],
+        "load": {"connections": 1, "duration": "20s"},
+        "matrix": matrix,
+    });
+    if let Some(slo) = slo {
+        spec["slo"] = slo;
+    }
+    validate(&serde_json::from_value::<BenchmarkRunSpec>(spec).unwrap()).unwrap()
+}
+
+fn measured(target: &str, connections: i32, rate: Option<i64>, throughput: f64) -> CellResult {
+    CellResult {
+        coordinates: Coordinates {
+            target: target.into(),
+            scenario: "hello".into(),
+            cpu: "1".into(),
+            memory: "256Mi".into(),
+            replicas: 1,
+            connections,
+            rate,
+        },
+        outcome: "Measured".into(),
+        throughput: Some(throughput),
+        ..CellResult::default()
+    }
+}
+
+const LEVELS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+#[test]
+fn the_fit_recovers_known_coefficients_from_synthetic_points() {
+    let (sigma, kappa, lambda) = (0.05, 0.0008, 1200.0);
+    let points: Vec<(u32, f64)> = LEVELS
+        .iter()
+        .map(|&n| (n, usl_at(sigma, kappa, lambda, n)))
+        .collect();
+    let f = fit(&points).unwrap();
+    assert!((f.contention - sigma).abs() < 1e-3, "{f:?}");
+    assert!((f.coherency - kappa).abs() < 1e-5, "{f:?}");
+    assert!(
+        (f.throughput_at_one - lambda).abs() / lambda < 1e-3,
+        "{f:?}"
+    );
+    // √((1 − 0.05) / 0.0008) = 34.46: 34 connections, X(34) = 7 094.5 req/s.
+    assert_eq!(f.peak_connections, Some(34));
+    let peak = usl_at(sigma, kappa, lambda, 34);
+    assert!(
+        (f.peak_throughput.unwrap() - peak).abs() < 1.0,
+        "{f:?} vs {peak}"
+    );
+    assert!(f.r_squared > 0.9999, "{f:?}");
+}
+
+#[test]
+fn noisy_points_still_fit_and_say_how_well() {
+    // ±3 % alternating noise, two repeats per level.
+    let (sigma, kappa, lambda) = (0.1, 0.002, 500.0);
+    let points: Vec<(u32, f64)> = LEVELS
+        .iter()
+        .flat_map(|&n| [(n, 1.03), (n, 0.97)])
+        .map(|(n, k)| (n, usl_at(sigma, kappa, lambda, n) * k))
+        .collect();
+    let f = fit(&points).unwrap();
+    assert!((f.contention - sigma).abs() < 0.03, "{f:?}");
+    assert!((0.9..1.0).contains(&f.r_squared), "{f:?}");
+}
+
+#[test]
+fn linear_scaling_has_no_peak() {
+    let points: Vec<(u32, f64)> = LEVELS.iter().map(|&n| (n, 100.0 * f64::from(n))).collect();
+    let f = fit(&points).unwrap();
+    assert_eq!(
+        (f.peak_connections, f.peak_throughput),
+        (None, None),
+        "{f:?}"
+    );
+    assert!((f.throughput_at_one - 100.0).abs() < 0.5, "{f:?}");
+}
+
+#[test]
+fn too_few_points_or_levels_are_refused_with_what_is_needed() {
+    let five: Vec<(u32, f64)> = LEVELS[..5]
+        .iter()
+        .map(|&n| (n, 10.0 * f64::from(n)))
+        .collect();
+    let why = fit(&five).unwrap_err();
+    assert!(
+        why.starts_with("5 usable measurements at 5 connection counts"),
+        "{why}"
+    );
+    assert!(why.contains("at least 6 over at least 3"), "{why}");
+    let two_levels: Vec<(u32, f64)> = [1, 2, 1, 2, 1, 2].iter().map(|&n| (n, 10.0)).collect();
+    assert!(fit(&two_levels)
+        .unwrap_err()
+        .contains("at 2 connection counts"));
+}
+
+#[test]
+fn a_connections_sweep_gets_one_entry_per_configuration_whatever_the_order() {
+    let run = run(serde_json::json!({"connections": LEVELS}), None);
+    let mut results: Vec<CellResult> = ["a", "b"]
+        .iter()
+        .flat_map(|t| LEVELS.iter().map(move |&n| (t, n)))
+        .map(|(t, n)| measured(t, n as i32, None, usl_at(0.05, 0.0008, 1200.0, n)))
+        .collect();
+    let entries = capacity(&run, &results);
+    assert_eq!(entries.len(), 2);
+    assert_eq!(
+        (entries[0].target.as_str(), entries[0].model.as_str()),
+        ("a", USL)
+    );
+    assert_eq!((entries[0].points, entries[0].connections), (7, None));
+    assert_eq!(entries[0].fit.as_ref().unwrap().peak_connections, Some(34));
+    results.reverse();
+    let reversed = capacity(&run, &results);
+    assert_eq!(reversed[0].target, "b");
+    assert_eq!(
+        reversed[1].fit, entries[0].fit,
+        "cells are matched by coordinates"
+    );
+}
+
+#[test]
+fn failed_and_generator_bound_measurements_are_left_out_and_counted() {
+    let run = run(serde_json::json!({"connections": LEVELS}), None);
+    let mut results: Vec<CellResult> = LEVELS
+        .iter()
+        .map(|&n| measured("a", n as i32, None, usl_at(0.05, 0.0008, 1200.0, n)))
+        .collect();
+    results[0].outcome = "Failed".into();
+    results[0].throughput = None;
+    results[6]
+        .warnings
+        .push("GeneratorBound: the load pods used 97% of their CPU limit".into());
+    let e = &capacity(&run, &results)[0];
+    assert_eq!(e.points, 5);
+    assert_eq!(e.excluded.as_deref(), Some("1 failed, 1 generator-bound"));
+    assert!(e.fit.is_none());
+    assert!(e
+        .refused
+        .as_deref()
+        .unwrap()
+        .starts_with("5 usable measurements"));
+}
+
+#[test]
+fn a_run_that_sweeps_no_load_axis_has_no_capacity_entries() {
+    let run = run(serde_json::json!({"targets": ["a", "b"]}), None);
+    let results = vec![measured("a", 1, None, 10.0), measured("b", 1, None, 10.0)];
+    assert!(capacity(&run, &results).is_empty());
+}
+
+#[test]
+fn a_rate_sweep_gives_the_highest_rate_that_met_the_slos() {
+    let slo = serde_json::json!({"p99": "50ms"});
+    let run = run(serde_json::json!({"rate": [100, 200, 300, 400]}), Some(slo));
+    let verdict = |rate, v: &str| {
+        let mut r = measured("a", 1, Some(rate), rate as f64);
+        r.slo = Some(v.into());
+        r
+    };
+    let mut results = vec![
+        verdict(100, "Met"),
+        verdict(200, "Met"),
+        verdict(300, "Met"),
+        verdict(300, "Violated: p99 61ms > 50ms"),
+        verdict(400, "Violated: p99 300ms > 50ms"),
+    ];
+    let e = &capacity(&run, &results)[0];
+    assert_eq!((e.model.as_str(), e.connections), (SLO, Some(1)));
+    assert_eq!(
+        e.max_rate_meeting_slo,
+        Some(200),
+        "one repeat at 300 violated"
+    );
+    results[1].outcome = "Failed".into();
+    results[1].throughput = None;
+    let e = &capacity(&run, &results)[0];
+    assert_eq!(
+        e.max_rate_meeting_slo,
+        Some(100),
+        "a failed measurement met nothing"
+    );
+    assert_eq!(e.excluded.as_deref(), Some("1 failed"));
+}
+
+#[test]
+fn a_rate_sweep_without_slos_or_with_none_met_says_why() {
+    let run_without = run(serde_json::json!({"rate": [100, 200]}), None);
+    let results = vec![
+        measured("a", 1, Some(100), 100.0),
+        measured("a", 1, Some(200), 200.0),
+    ];
+    let e = &capacity(&run_without, &results)[0];
+    assert!(
+        e.refused.as_deref().unwrap().contains("no spec.slo"),
+        "{e:?}"
+    );
+    let slo = serde_json::json!({"p99": "1ms"});
+    let run_with = run(serde_json::json!({"rate": [100, 200]}), Some(slo));
+    let violated: Vec<CellResult> = results
+        .into_iter()
+        .map(|mut r| {
+            r.slo = Some("Violated: p99".into());
+            r
+        })
+        .collect();
+    let e = &capacity(&run_with, &violated)[0];
+    assert_eq!(e.max_rate_meeting_slo, None);
+    assert_eq!(
+        e.refused.as_deref(),
+        Some("no swept rate met the SLOs: sweep lower rates")
+    );
+}
