@@ -1,0 +1,146 @@
+use benchrun_api::{CellResult, Coordinates};
+use proptest::prelude::Rng;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+
+use super::*;
+use crate::results::tests::load;
+
+/// Per-second throughputs around `mean` with normal noise of `cv` × mean (Box-Muller over a
+/// seeded generator, so every run of the test sees the same samples).
+fn samples(rng: &mut TestRng, n: usize, mean: f64, cv: f64) -> Vec<f64> {
+    let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    (0..n)
+        .map(|_| {
+            let (u1, u2): (f64, f64) = (uniform().max(f64::MIN_POSITIVE), uniform());
+            let z = (-2.0_f64 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+            (mean * (1.0 + cv * z)).round()
+        })
+        .collect()
+}
+
+fn rng(seed: u8) -> TestRng {
+    TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32])
+}
+
+#[test]
+fn the_p_value_is_the_textbook_one_with_and_without_ties() {
+    // No ties: U = 1, z = (36 − 1 − 0.5) / √108, p = 0.000901 (worked by hand).
+    let a = [10.0, 12.0, 11.0, 15.0, 14.0, 13.0, 9.0, 16.0];
+    let b = [18.0, 17.0, 20.0, 19.0, 15.5, 21.0, 22.0, 16.5, 23.0];
+    let p = mann_whitney_p(&a, &b).unwrap();
+    assert!((p - 0.000_900_9).abs() < 1e-6, "{p}");
+    assert_eq!(mann_whitney_p(&b, &a), Some(p), "two-sided: symmetric");
+    // Ties: midranks, Σ(t³ − t) = 48, variance 10.857, z = 1.3657, p = 0.17203.
+    let p = mann_whitney_p(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 3.0, 4.0]).unwrap();
+    assert!((p - 0.172_034).abs() < 1e-5, "{p}");
+    assert_eq!(mann_whitney_p(&[5.0, 5.0], &[5.0, 5.0]), None, "all tied");
+    assert_eq!(mann_whitney_p(&[], &[1.0]), None);
+}
+
+#[test]
+fn two_samples_of_one_distribution_are_the_same() {
+    // 30 per-second samples each (a 30 s cell), 5 % noise, 200 pairs: at α = 1 % about 2
+    // false alarms are expected; the tolerance of 5 % removes nearly all of them.
+    let mut r = rng(1);
+    let mut not_same = 0;
+    for _ in 0..200 {
+        let a = samples(&mut r, 30, 4000.0, 0.05);
+        let b = samples(&mut r, 30, 4000.0, 0.05);
+        if compare(&a, &b, 0.05).verdict != SAME {
+            not_same += 1;
+        }
+    }
+    assert!(
+        not_same <= 2,
+        "{not_same} of 200 identical pairs judged different"
+    );
+}
+
+#[test]
+fn a_ten_percent_drop_is_worse_and_a_rise_is_better() {
+    let mut r = rng(2);
+    for _ in 0..200 {
+        let base = samples(&mut r, 30, 4000.0, 0.05);
+        let slower = samples(&mut r, 30, 3600.0, 0.05);
+        let c = compare(&base, &slower, 0.05);
+        assert_eq!(c.verdict, WORSE, "{c:?}");
+        assert!((0.85..0.95).contains(&c.throughput_ratio), "{c:?}");
+        assert!(c.p_value < ALPHA, "{c:?}");
+        let faster = samples(&mut r, 30, 4400.0, 0.05);
+        assert_eq!(compare(&base, &faster, 0.05).verdict, BETTER);
+    }
+}
+
+#[test]
+fn a_change_within_the_tolerance_is_the_same_however_significant() {
+    // 3 % slower with 0.5 % noise: the test is sure, the tolerance says it does not matter.
+    let mut r = rng(3);
+    let base = samples(&mut r, 30, 4000.0, 0.005);
+    let slower = samples(&mut r, 30, 3880.0, 0.005);
+    let c = compare(&base, &slower, 0.05);
+    assert!(c.p_value < 1e-6, "{c:?}");
+    assert_eq!(c.verdict, SAME);
+    assert_eq!(
+        compare(&base, &slower, 0.02).verdict,
+        WORSE,
+        "a tighter tolerance"
+    );
+}
+
+#[test]
+fn too_few_samples_give_no_verdict_but_same() {
+    let c = compare(&[4000.0, 4010.0, 3990.0], &[2000.0, 2010.0, 1990.0], 0.05);
+    assert_eq!((c.verdict, c.samples), (SAME, (3, 3)));
+    assert!((c.throughput_ratio - 0.5).abs() < 1e-9);
+}
+
+fn result(cell: i32, connections: i32, outcome: &str) -> CellResult {
+    CellResult {
+        cell,
+        coordinates: Coordinates {
+            target: "demo".into(),
+            scenario: "hello".into(),
+            cpu: "500m".into(),
+            memory: "128Mi".into(),
+            replicas: 1,
+            connections,
+            rate: None,
+        },
+        outcome: outcome.into(),
+        ..CellResult::default()
+    }
+}
+
+#[test]
+fn cells_are_matched_by_coordinates_whatever_their_order() {
+    let baseline = vec![
+        result(0, 2, MEASURED),
+        result(1, 8, MEASURED),
+        result(1, 8, MEASURED),
+        result(2, 32, "Failed"),
+    ];
+    // The current run sweeps the connections in the other order.
+    let current = result(0, 8, MEASURED);
+    let found = matching(&baseline, &current.coordinates);
+    assert_eq!(found.len(), 2);
+    assert!(found.iter().all(|r| r.cell == 1));
+    assert!(matching(&baseline, &result(2, 32, MEASURED).coordinates).is_empty());
+}
+
+#[test]
+fn only_whole_seconds_inside_the_window_are_samples() {
+    let mut l = load();
+    l.window_start_ms = 1_000_500;
+    l.window_end_ms = 1_004_000;
+    let entry = |second: u64, requests: u64| benchrun_load::TimelineEntry {
+        second,
+        requests,
+        errors: 0,
+        p50_us: 0,
+        p99_us: 0,
+        histogram: String::new(),
+    };
+    l.timeline = (999..=1004).map(|s| entry(s, s - 990)).collect();
+    // 999 and 1000 start before the window, 1004 ends after it.
+    assert_eq!(per_second_throughput(&l), vec![11.0, 12.0, 13.0]);
+}
