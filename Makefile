@@ -39,6 +39,7 @@ lint:
 unit: build
 	$(CARGO) fmt --all -- --check
 	$(CARGO) test --release --workspace
+	tests/argocd/run.sh
 
 ## cluster: the local single-node Kubernetes (skipped when KUBECONFIG is set)
 cluster:

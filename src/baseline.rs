@@ -3,18 +3,13 @@
 //! which assumes no distribution (throughput per second is skewed and often bimodal under GC
 //! pauses), and a tolerance says how large a change must be to matter. Pure.
 
-use benchrun_api::{CellResult, Coordinates};
+use benchrun_api::validate::BaselinePlan;
+use benchrun_api::verdict::{BETTER, SAME, UNMATCHED, WORSE};
+use benchrun_api::{BaselineComparison, CellResult, Coordinates};
 use benchrun_load::LoadResult;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::results::MEASURED;
-
-/// The current cell is faster beyond the tolerance, and the test says it is no accident.
-pub const BETTER: &str = "Better";
-/// Within the tolerance, or a difference the samples do not support.
-pub const SAME: &str = "Same";
-/// Slower beyond the tolerance, and the test says it is no accident.
-pub const WORSE: &str = "Worse";
+use crate::results::{round, MEASURED};
 
 /// Significance level: a change counts only when the test's two-sided p-value is below it.
 /// 1 % rather than 5 %: a run compares many cells, and each is a chance of a false alarm.
@@ -35,6 +30,78 @@ pub struct Comparison {
     pub p_value: f64,
     /// Per-second samples of the baseline and of the current cell.
     pub samples: (usize, usize),
+}
+
+/// What the operator read of the baseline cell for one measurement: the per-second
+/// throughputs of all its measured repeats and their p99 latencies in ms, or why there are
+/// none (no such run, no cell with these coordinates, its detail ConfigMaps gone).
+pub type BaselineObserved = Result<BaselineCell, String>;
+
+/// The baseline cell's figures a comparison needs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BaselineCell {
+    /// Per-second throughputs of the whole seconds inside each measured repeat's window.
+    pub samples: Vec<f64>,
+    /// p99 latency in ms of each measured repeat.
+    pub p99_ms: Vec<f64>,
+}
+
+/// The `baseline` entry of a measurement: its per-second throughputs (from `load`) and p99
+/// against the baseline cell's, or `Unmatched` with the reason the baseline could not be read.
+pub fn judge(
+    plan: &BaselinePlan,
+    observed: Option<&BaselineObserved>,
+    load: &LoadResult,
+    result: &CellResult,
+) -> BaselineComparison {
+    let cell = match observed {
+        Some(Ok(cell)) => cell,
+        Some(Err(why)) => return unmatched(why.clone()),
+        None => return unmatched("the baseline was not read".into()),
+    };
+    let now = per_second_throughput(load);
+    let c = compare(&cell.samples, &now, plan.tolerance);
+    let p99_now = result.latency_ms.as_ref().map(|l| l.p99);
+    let p99_before = (!cell.p99_ms.is_empty())
+        .then(|| cell.p99_ms.iter().sum::<f64>() / cell.p99_ms.len() as f64);
+    let reason = (c.samples.0 < MIN_SAMPLES || c.samples.1 < MIN_SAMPLES).then(|| {
+        format!(
+            "fewer than {MIN_SAMPLES} whole seconds on a side ({} baseline, {} now): no verdict other than Same; measure for longer",
+            c.samples.0, c.samples.1
+        )
+    });
+    BaselineComparison {
+        verdict: c.verdict.to_string(),
+        throughput_ratio: c
+            .throughput_ratio
+            .is_finite()
+            .then(|| round(c.throughput_ratio, 4)),
+        p99_ratio: match (p99_now, p99_before) {
+            (Some(now), Some(before)) if before > 0.0 => Some(round(now / before, 4)),
+            _ => None,
+        },
+        p_value: mann_whitney_p(&cell.samples, &now).map(|p| round_significant(p, 3)),
+        baseline_samples: c.samples.0 as i32,
+        samples: c.samples.1 as i32,
+        reason,
+    }
+}
+
+fn unmatched(reason: String) -> BaselineComparison {
+    BaselineComparison {
+        verdict: UNMATCHED.into(),
+        reason: Some(reason),
+        ..BaselineComparison::default()
+    }
+}
+
+/// `x` to `digits` significant digits (p-values span many orders of magnitude).
+fn round_significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
 }
 
 /// The requests of each whole second inside the measured window: the first and last seconds,

@@ -1,3 +1,4 @@
+use benchrun_api::validate::BaselinePlan;
 use benchrun_api::{CellResult, Coordinates};
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
@@ -143,4 +144,80 @@ fn only_whole_seconds_inside_the_window_are_samples() {
     l.timeline = (999..=1004).map(|s| entry(s, s - 990)).collect();
     // 999 and 1000 start before the window, 1004 ends after it.
     assert_eq!(per_second_throughput(&l), vec![11.0, 12.0, 13.0]);
+}
+
+fn timeline_load(per_second: &[u64]) -> benchrun_load::LoadResult {
+    let mut l = load();
+    l.window_start_ms = 2_000_000;
+    l.window_end_ms = 2_000_000 + 1000 * per_second.len() as u64;
+    l.timeline = per_second
+        .iter()
+        .enumerate()
+        .map(|(i, &requests)| benchrun_load::TimelineEntry {
+            second: 2000 + i as u64,
+            requests,
+            errors: 0,
+            p50_us: 0,
+            p99_us: 0,
+            histogram: String::new(),
+        })
+        .collect();
+    l
+}
+
+#[test]
+fn a_judged_measurement_carries_ratios_the_p_value_and_its_sample_counts() {
+    let plan = BaselinePlan {
+        run: "last-week".into(),
+        tolerance: 0.05,
+    };
+    let mut r = rng(4);
+    let before = BaselineCell {
+        samples: samples(&mut r, 20, 4000.0, 0.03),
+        p99_ms: vec![10.0, 12.0],
+    };
+    let now: Vec<u64> = samples(&mut r, 10, 3000.0, 0.03)
+        .iter()
+        .map(|x| *x as u64)
+        .collect();
+    let mut result = CellResult {
+        latency_ms: Some(benchrun_api::Latency {
+            p99: 16.5,
+            ..Default::default()
+        }),
+        ..CellResult::default()
+    };
+    let b = judge(
+        &plan,
+        Some(&Ok(before.clone())),
+        &timeline_load(&now),
+        &result,
+    );
+    assert_eq!(b.verdict, WORSE);
+    assert_eq!((b.baseline_samples, b.samples), (20, 10));
+    assert!((0.7..0.8).contains(&b.throughput_ratio.unwrap()), "{b:?}");
+    assert_eq!(b.p99_ratio, Some(1.5));
+    assert!(b.p_value.unwrap() < 1e-4, "{b:?}");
+    assert_eq!(b.reason, None);
+    // Three seconds now: a ratio, but no verdict beyond Same, and the reason says why.
+    result.latency_ms = None;
+    let b = judge(&plan, Some(&Ok(before)), &timeline_load(&now[..3]), &result);
+    assert_eq!((b.verdict.as_str(), b.p99_ratio), (SAME, None));
+    assert!(b.reason.unwrap().starts_with("fewer than 5 whole seconds"));
+}
+
+#[test]
+fn an_unreadable_baseline_is_unmatched_with_its_reason() {
+    let plan = BaselinePlan {
+        run: "gone".into(),
+        tolerance: 0.05,
+    };
+    let why: BaselineObserved = Err("BenchmarkRun gone not found in this namespace".into());
+    let b = judge(&plan, Some(&why), &load(), &CellResult::default());
+    assert_eq!(b.verdict, UNMATCHED);
+    assert_eq!(
+        b.reason.as_deref(),
+        Some("BenchmarkRun gone not found in this namespace")
+    );
+    assert_eq!((b.throughput_ratio, b.p_value), (None, None));
 }

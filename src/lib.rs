@@ -5,7 +5,7 @@
 //! - [`builders`]: the children it creates (pure), named by [`names`];
 //! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
 //! - [`capacity`]: how far each configuration scales, from its measurements (pure);
-//! - [`baseline`]: a cell against the same cell of an earlier run (pure; not yet wired);
+//! - [`baseline`]: a measurement against the same cell of `spec.baseline` (pure);
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);

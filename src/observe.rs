@@ -1,9 +1,9 @@
 //! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap and, once
-//! the window is scraped, Prometheus — for the focus measurement and for the deferred
-//! collections the planner says are due ([`plan::collections_due`]). Produces [`Observed`]
-//! for the planner.
+//! the window is scraped, Prometheus and the `spec.baseline` run's matching cell — for the
+//! focus measurement and for the deferred collections the planner says are due
+//! ([`plan::collections_due`]). Produces [`Observed`] for the planner.
 
-use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, ValidatedRun};
+use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, Coordinates, ValidatedRun};
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -20,6 +20,7 @@ use crate::names::{self, label, role};
 use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
 use crate::plan;
 use crate::prometheus::{Prometheus, UsageQuery};
+use crate::results;
 use crate::slots::{self, RunView};
 
 /// Waiting reasons that do not go away by waiting.
@@ -166,9 +167,59 @@ pub async fn observe(
     if let (true, Some(load)) = (collecting, &o.detail) {
         if now.as_millisecond() >= plan::scrape_ready_at(load) {
             o.usage = Some(usage(ctx, v, owner, cell, &target_name, &job_name, load).await);
+            if let Some(plan) = &v.baseline {
+                let coordinates = results::coordinates(v, cell);
+                o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
+            }
         }
     }
     Ok(o)
+}
+
+/// The measured repeats of the baseline run's cell with these coordinates: their per-second
+/// throughputs (from their detail ConfigMaps) and p99s, or why they cannot be read.
+async fn baseline(
+    ctx: &Context,
+    owner: &Owner,
+    run: &str,
+    coordinates: &Coordinates,
+) -> crate::baseline::BaselineObserved {
+    if run == owner.name {
+        return Err("spec.baseline names this run itself: name an earlier run".into());
+    }
+    let runs = Api::<BenchmarkRun>::namespaced(ctx.client.clone(), &owner.namespace);
+    let earlier = match runs.get_opt(run).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Err(format!("BenchmarkRun {run} not found in this namespace")),
+        Err(e) => return Err(format!("BenchmarkRun {run} could not be read: {e}")),
+    };
+    let results = earlier.status.map(|s| s.results).unwrap_or_default();
+    let matched = crate::baseline::matching(&results, coordinates);
+    if matched.is_empty() {
+        return Err(format!(
+            "BenchmarkRun {run} has no measured cell with these coordinates"
+        ));
+    }
+    let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), &owner.namespace);
+    let mut cell = crate::baseline::BaselineCell::default();
+    for r in matched {
+        let name = names::detail_name(run, r.cell.max(0) as usize, r.repeat.max(0) as usize);
+        let load = match configmaps.get_opt(&name).await {
+            Ok(cm) => {
+                cm.and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok())
+            }
+            Err(e) => return Err(format!("ConfigMap {name} could not be read: {e}")),
+        };
+        let Some(load) = load else {
+            return Err(format!(
+                "the per-second figures of {run} (ConfigMap {name}) are gone"
+            ));
+        };
+        cell.samples
+            .extend(crate::baseline::per_second_throughput(&load));
+        cell.p99_ms.extend(r.latency_ms.as_ref().map(|l| l.p99));
+    }
+    Ok(cell)
 }
 
 /// The merged load result stored in a measurement's detail ConfigMap, if any.

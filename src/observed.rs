@@ -114,6 +114,9 @@ pub struct Observed {
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window (queried only once the window is scraped).
     pub usage: Option<Collection>,
+    /// The `spec.baseline` run's cell with the focus coordinates, read together with `usage`
+    /// (absent without a baseline or before the window is collected).
+    pub baseline: Option<crate::baseline::BaselineObserved>,
     /// The previous reconcile of this run failed and is being retried (a transient error).
     pub retrying: bool,
     /// Deferred collections of earlier measurements that were due.
@@ -140,6 +143,7 @@ impl Default for Observed {
             load_nodes: Vec::new(),
             detail: None,
             usage: None,
+            baseline: None,
             retrying: false,
             pending: Vec::new(),
             metrics_retry_for: crate::plan::DEFAULT_METRICS_RETRY_FOR,

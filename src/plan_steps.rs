@@ -11,6 +11,7 @@ use super::{
     detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
     Note, Planner, SCRAPE_SETTLE,
 };
+use crate::baseline;
 use crate::capacity;
 use crate::kills::{self, RestartBaseline};
 use crate::names;
@@ -370,6 +371,11 @@ impl Planner<'_> {
             &pods,
             Some(detail),
         );
+        result.baseline = self
+            .run
+            .baseline
+            .as_ref()
+            .map(|plan| baseline::judge(plan, self.obs.baseline.as_ref(), &load, &result));
         match collection {
             Collection::Answered(Ok(_)) => {}
             Collection::Answered(Err(e)) => self.metrics_lost(&mut result, e),

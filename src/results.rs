@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::{
-    condition, Cell, CellResult, Coordinates, ErrorCounts, Latency, Summary, TargetUsage,
+    condition, verdict, Cell, CellResult, Coordinates, ErrorCounts, Latency, Summary, TargetUsage,
     ValidatedRun,
 };
 use benchrun_load::{LatencyStats, LoadResult};
@@ -39,6 +39,10 @@ pub mod reason {
     pub const METRICS_MISSING: &str = "MetricsMissing";
     /// Some measurement's CPU and memory wait for an unreachable Prometheus.
     pub const METRICS_PENDING: &str = "MetricsPending";
+    /// Some measurement is worse than its baseline cell.
+    pub const WORSE: &str = "Worse";
+    /// No measurement is worse than its baseline cell.
+    pub const NOT_WORSE: &str = "NoneWorse";
 }
 
 /// What the observed target and load pods showed during the measurement.
@@ -145,6 +149,7 @@ pub fn measured_result(
         warnings: Vec::new(),
         extra,
         detail,
+        baseline: None,
         metrics_pending: None,
     };
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
@@ -161,7 +166,8 @@ pub fn requests_per_core(throughput: f64, cpu_cores: f64) -> Option<f64> {
 
 /// A measured result again, now with the usage Prometheus gave late: every figure, warning
 /// and the SLO verdict are computed afresh from the stored load result, while the pod facts
-/// (restarts, OOM kills, nodes) and the detail name stay those recorded at the time.
+/// (restarts, OOM kills, nodes), the detail name and the baseline verdict stay those recorded at
+/// the time.
 pub fn with_late_usage(
     run: &ValidatedRun,
     cell: &Cell,
@@ -176,7 +182,7 @@ pub fn with_late_usage(
         target_nodes: recorded.target_nodes.clone(),
         load_nodes: recorded.load_nodes.clone(),
     };
-    measured_result(
+    let mut r = measured_result(
         run,
         cell,
         recorded.repeat.max(0) as usize,
@@ -185,7 +191,10 @@ pub fn with_late_usage(
         extra,
         &pods,
         recorded.detail.clone(),
-    )
+    );
+    // The baseline verdict rests on the load figures only, which have not changed.
+    r.baseline = recorded.baseline.clone();
+    r
 }
 
 /// Replaces the result's `MetricsUnavailable` or `MetricsPending` warning with `warning`.
@@ -315,6 +324,65 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
     }
 }
 
+/// `Regressed`: `True` when some measurement is `Worse` than its baseline cell, naming the
+/// worst; `False` with the tally of verdicts otherwise.
+fn regressed(
+    run: &ValidatedRun,
+    baseline: &str,
+    measured: &[&CellResult],
+) -> (&'static str, bool, String, String) {
+    let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
+    for b in measured.iter().filter_map(|r| r.baseline.as_ref()) {
+        *tally.entry(b.verdict.as_str()).or_default() += 1;
+    }
+    let counts: Vec<String> = tally.iter().map(|(v, k)| format!("{v} ×{k}")).collect();
+    let counts = if counts.is_empty() {
+        "no verdict yet".to_string()
+    } else {
+        counts.join(", ")
+    };
+    let mut worse: Vec<&&CellResult> = measured
+        .iter()
+        .filter(|r| {
+            r.baseline
+                .as_ref()
+                .is_some_and(|b| b.verdict == verdict::WORSE)
+        })
+        .collect();
+    worse.sort_by(|a, b| {
+        let ratio = |r: &CellResult| r.baseline.as_ref().and_then(|b| b.throughput_ratio);
+        ratio(a).unwrap_or(1.0).total_cmp(&ratio(b).unwrap_or(1.0))
+    });
+    let named: Vec<String> = worse
+        .iter()
+        .map(|r| {
+            let b = r.baseline.as_ref();
+            format!(
+                "{} r{}: {:.2}x the throughput (p={})",
+                describe(run, &r.coordinates),
+                r.repeat,
+                b.and_then(|b| b.throughput_ratio).unwrap_or(f64::NAN),
+                b.and_then(|b| b.p_value).unwrap_or(f64::NAN)
+            )
+        })
+        .collect();
+    if named.is_empty() {
+        (
+            condition::REGRESSED,
+            false,
+            reason::NOT_WORSE.into(),
+            format!("against {baseline}: {counts}"),
+        )
+    } else {
+        (
+            condition::REGRESSED,
+            true,
+            reason::WORSE.into(),
+            format!("against {baseline}: {counts}; worst: {}", first(&named, 3)),
+        )
+    }
+}
+
 /// The result conditions as (type, status, reason, message): `SLOsMet` (only when the run has
 /// SLOs), `ResultsValid` and `MetricsAvailable` (`MetricsMissing` for figures lost for good
 /// before `MetricsPending` for figures still to be read).
@@ -360,6 +428,9 @@ pub fn result_conditions(
                 ),
             ),
         });
+    }
+    if let Some(plan) = &run.baseline {
+        out.push(regressed(run, &plan.run, &measured));
     }
     let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
     for w in measured.iter().flat_map(|r| &r.warnings) {

@@ -488,3 +488,64 @@ fn efficiency_needs_cpu_figures() {
     assert_eq!(measured_from(&load(), Some(&idle)).requests_per_core, None);
     assert_eq!(requests_per_core(333.0, 0.3), Some(1110.0));
 }
+
+#[test]
+fn a_worse_measurement_sets_regressed_and_names_the_worst() {
+    let run = run_yaml("baseline: {run: last-week}");
+    let judged = |repeat: i32, verdict: &str, ratio: f64| {
+        let mut r = measured();
+        r.repeat = repeat;
+        r.baseline = Some(benchrun_api::BaselineComparison {
+            verdict: verdict.into(),
+            throughput_ratio: Some(ratio),
+            p_value: Some(0.0001),
+            ..Default::default()
+        });
+        r
+    };
+    let all = [
+        judged(0, "Same", 0.99),
+        judged(1, "Worse", 0.8),
+        judged(2, "Worse", 0.6),
+    ];
+    let conds = result_conditions(&run, &all);
+    let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
+    assert_eq!(
+        regressed,
+        &(
+            "Regressed",
+            true,
+            "Worse".to_string(),
+            "against last-week: Same ×1, Worse ×2; worst: express/hello cpu=1 c=100 r2: 0.60x the throughput (p=0.0001); express/hello cpu=1 c=100 r1: 0.80x the throughput (p=0.0001)".to_string()
+        )
+    );
+    let conds = result_conditions(&run, &all[..1]);
+    let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
+    assert_eq!(
+        (regressed.1, regressed.3.as_str()),
+        (false, "against last-week: Same ×1")
+    );
+    assert!(!result_conditions(&run_yaml(""), &all)
+        .iter()
+        .any(|c| c.0 == "Regressed"));
+}
+
+#[test]
+fn late_usage_keeps_the_baseline_verdict() {
+    let run = run();
+    let mut recorded = measured_from(&load(), None);
+    recorded.baseline = Some(benchrun_api::BaselineComparison {
+        verdict: "Worse".into(),
+        ..Default::default()
+    });
+    let r = with_late_usage(
+        &run,
+        &run.cells[1],
+        &recorded,
+        &load(),
+        &usage(),
+        BTreeMap::new(),
+    );
+    assert_eq!(r.baseline, recorded.baseline);
+    assert!(r.usage.cpu_avg_cores.is_some());
+}

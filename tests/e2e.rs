@@ -294,6 +294,84 @@ async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() 
     cluster.finish(&ns, outcome).await;
 }
 
+/// A second run with `baseline` set to the first gets a verdict for every cell; the cell whose
+/// compute path was made heavier is `Worse` and the run `Regressed=True`.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-baseline").await;
+    let with_work = |name: &str, n: u32, extra: &str| {
+        demo_run(name, "{}", extra)
+            .replace(
+                "    - {name: hello, path: /hello}",
+                &format!("    - {{name: hello, path: /hello}}\n    - {{name: work, path: \"/compute?n={n}\"}}"),
+            )
+            .replace("duration: 20s", "duration: 10s")
+    };
+    let outcome = async {
+        cluster.apply_run(&ns, &with_work("base", 2000, "")).await?;
+        let base = cluster
+            .wait_finished(&ns, "base", Duration::from_secs(300))
+            .await?;
+        let base = base.status.unwrap_or_default();
+        anyhow::ensure!(
+            base.results.len() == 2,
+            "{} baseline results",
+            base.results.len()
+        );
+        // Counting primes below 4000 instead of 2000: about 2.5 times the work per request.
+        let slower = with_work("slower", 4000, "  baseline: {run: base}");
+        cluster.apply_run(&ns, &slower).await?;
+        let run = cluster
+            .wait_finished(&ns, "slower", Duration::from_secs(300))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.results.len() == 2,
+            "{} results",
+            status.results.len()
+        );
+        for r in &status.results {
+            println!(
+                "{} {:?} req/s: {:?}",
+                r.coordinates.scenario, r.throughput, r.baseline
+            );
+            let b = r
+                .baseline
+                .as_ref()
+                .context("a measurement without a baseline verdict")?;
+            anyhow::ensure!(b.verdict != "Unmatched", "unmatched: {:?}", b.reason);
+            anyhow::ensure!(b.samples >= 5 && b.baseline_samples >= 5, "{b:?}");
+        }
+        let work = status
+            .results
+            .iter()
+            .find(|r| r.coordinates.scenario == "work")
+            .context("no work cell")?;
+        let b = work.baseline.as_ref().context("no verdict")?;
+        anyhow::ensure!(b.verdict == "Worse", "the heavier path is {b:?}");
+        anyhow::ensure!(b.throughput_ratio.is_some_and(|x| x < 0.8), "{b:?}");
+        let regressed = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Regressed")
+            .context("no Regressed condition")?;
+        println!("Regressed={}: {}", regressed.status, regressed.message);
+        anyhow::ensure!(
+            regressed.status == "True" && regressed.reason == "Worse",
+            "{regressed:?}"
+        );
+        anyhow::ensure!(regressed.message.contains("work"), "{}", regressed.message);
+        let shown = cluster.kubectl_benchrun(&["show", "slower", "-n", &ns]);
+        println!("{shown}");
+        anyhow::ensure!(shown.contains("Against the baseline:"), "{shown}");
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
 /// A spec that CEL can judge is refused by the apiserver with a message naming the field.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]

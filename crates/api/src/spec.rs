@@ -110,6 +110,29 @@ pub struct BenchmarkRunSpec {
     /// Time limits for the steps of a cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<Timeouts>,
+
+    /// An earlier run of this namespace to compare every cell with: each measurement gets a
+    /// `baseline` verdict (`Better`, `Same` or `Worse`) and the run a `Regressed` condition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineSpec>,
+}
+
+/// The run a new run is compared with, and the change that matters.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineSpec {
+    /// Name of a finished BenchmarkRun in the same namespace. Cells are matched by their
+    /// coordinates (target and scenario names, CPU, memory, replicas, connections, rate), not
+    /// by position; a cell without a measured match gets the verdict `Unmatched`.
+    #[schemars(length(min = 1, max = 253))]
+    #[x_kube(validation = Rule::new("self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')").message("baseline.run must be the name of a BenchmarkRun (lowercase letters, digits, '-' and '.')"))]
+    pub run: String,
+    /// Relative change of the median per-second throughput that matters (default `"5%"`):
+    /// smaller changes are `Same` however certain. A larger change counts only when the
+    /// Mann-Whitney U test on the per-second throughputs gives p < 0.01.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.matches('^[0-9]+(\\\\.[0-9]+)?%$') && double(self.replace('%', '')) < 100.0").message("baseline.tolerance must be a percentage below 100% such as \"5%\""))]
+    pub tolerance: Option<String>,
 }
 
 /// A system under test: one container image serving HTTP.

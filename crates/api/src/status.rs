@@ -46,6 +46,23 @@ pub mod condition {
     /// accept, e.g. an invalid `nodeSelector` value): `False`, reason `ApplyRefused`, with the
     /// child and the apiserver's message. The cells that needed the child failed with it.
     pub const CHILDREN_APPLIED: &str = "ChildrenApplied";
+    /// Present when the spec names a `baseline`: `True` (reason `Worse`) when some measurement
+    /// is worse than its baseline cell, `False` otherwise. Argo CD and Flux can turn `True`
+    /// into a failed health check (see docs/experiments.md, GitOps).
+    pub const REGRESSED: &str = "Regressed";
+}
+
+/// Verdicts of a measurement against its baseline cell (`status.results[].baseline.verdict`).
+pub mod verdict {
+    /// Faster beyond the tolerance, and the Mann-Whitney U test gives p < 0.01.
+    pub const BETTER: &str = "Better";
+    /// Within the tolerance, or a change the samples do not support.
+    pub const SAME: &str = "Same";
+    /// Slower beyond the tolerance, and the test gives p < 0.01.
+    pub const WORSE: &str = "Worse";
+    /// No measured cell of the baseline run has these coordinates, or its samples could not be
+    /// read (the reason says which).
+    pub const UNMATCHED: &str = "Unmatched";
 }
 
 /// Stages of the cell being measured, recorded in `status.current.stage`.
@@ -321,6 +338,10 @@ pub struct CellResult {
     /// ConfigMap holding this measurement's histograms and per-second timeline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// This measurement against the cell of `spec.baseline` with the same coordinates (absent
+    /// without a baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineComparison>,
     /// Present while the target's CPU and memory are still to be read: Prometheus could not be
     /// reached when the window was collected (transport error, timeout, HTTP 5xx). The load
     /// figures are final; the operator asks Prometheus again for the same window with backoff
@@ -433,4 +454,32 @@ pub struct UslFit {
     /// Coefficient of determination of the fit over its points (1 = every point on the curve);
     /// read the coefficients with care below 0.9.
     pub r_squared: f64,
+}
+
+/// A measurement compared with its baseline cell: the per-second throughputs of the whole
+/// seconds inside each window (all measured repeats of the baseline cell together), compared
+/// with the Mann-Whitney U test.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineComparison {
+    /// `Better`, `Same`, `Worse` or `Unmatched`.
+    pub verdict: String,
+    /// Median per-second throughput of this measurement over the baseline's (0.9 = 10 % less).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ratio: Option<f64>,
+    /// p99 latency of this measurement over the mean p99 of the baseline's repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ratio: Option<f64>,
+    /// Two-sided p-value of the Mann-Whitney U test (small: the difference is no accident).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// Per-second samples of the baseline cell (all its measured repeats).
+    #[serde(default)]
+    pub baseline_samples: i32,
+    /// Per-second samples of this measurement.
+    #[serde(default)]
+    pub samples: i32,
+    /// Why there is no comparison (`Unmatched`), or why it rests on few samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

@@ -146,6 +146,39 @@ pub fn notes(results: &[CellResult]) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// One line per measurement compared with a baseline: its verdict, the throughput and p99
+/// ratios, the p-value and the samples, or why it is unmatched. Empty without a baseline.
+pub fn baseline_lines(results: &[CellResult]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| Some((r, r.baseline.as_ref()?)))
+        .map(|(r, b)| {
+            let mut figures = Vec::new();
+            if let Some(x) = b.throughput_ratio {
+                figures.push(format!("{x:.2}x the throughput"));
+            }
+            if let Some(x) = b.p99_ratio {
+                figures.push(format!("{x:.2}x the p99"));
+            }
+            if let Some(p) = b.p_value {
+                figures.push(format!(
+                    "p={p} over {} vs {} per-second samples",
+                    b.samples, b.baseline_samples
+                ));
+            }
+            if let Some(why) = &b.reason {
+                figures.push(why.clone());
+            }
+            format!(
+                "{}: {} — {}",
+                num::measurement(r),
+                b.verdict,
+                figures.join(", ")
+            )
+        })
+        .collect()
+}
+
 /// One line per capacity entry: the configuration, then the fit (peak, coefficients, R²) or the
 /// highest rate that met the SLOs, or why there is neither.
 pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
@@ -256,6 +289,13 @@ pub fn write_show(
                     writeln!(w, "  {l}")?;
                 }
             }
+            let compared = baseline_lines(&status.results);
+            if !compared.is_empty() {
+                writeln!(w, "\nAgainst the baseline:")?;
+                for l in compared {
+                    writeln!(w, "  {l}")?;
+                }
+            }
             if !status.capacity.is_empty() {
                 writeln!(w, "\nCapacity:")?;
                 for l in capacity_lines(&status.capacity) {
@@ -280,6 +320,13 @@ pub fn write_show(
                 writeln!(w, "\n### {heading}\n")?;
                 for l in lines {
                     writeln!(w, "- {}", l.replace('|', "\\|"))?;
+                }
+            }
+            let compared = baseline_lines(&status.results);
+            if !compared.is_empty() {
+                writeln!(w, "\n## Against the baseline\n")?;
+                for l in compared {
+                    writeln!(w, "- {l}")?;
                 }
             }
             if !status.capacity.is_empty() {
@@ -344,6 +391,33 @@ mod tests {
         let got = render(Format::Json);
         let back: BenchmarkRunStatus = serde_json::from_str(&got).unwrap();
         assert_eq!(back, fixtures::status());
+    }
+
+    #[test]
+    fn baseline_lines_give_the_verdict_and_its_evidence() {
+        let mut results = fixtures::results();
+        assert!(baseline_lines(&results).is_empty());
+        results[1].baseline = Some(benchrun_api::BaselineComparison {
+            verdict: "Worse".into(),
+            throughput_ratio: Some(0.6),
+            p99_ratio: Some(1.5),
+            p_value: Some(0.00012),
+            baseline_samples: 60,
+            samples: 30,
+            reason: None,
+        });
+        results[2].baseline = Some(benchrun_api::BaselineComparison {
+            verdict: "Unmatched".into(),
+            reason: Some("BenchmarkRun old has no measured cell with these coordinates".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            baseline_lines(&results),
+            vec![
+                "#1 express/hello cpu=1 mem=1Gi replicas=1 c=100: Worse — 0.60x the throughput, 1.50x the p99, p=0.00012 over 30 vs 60 per-second samples",
+                "#2 spring/hello cpu=1 mem=1Gi replicas=1 c=10: Unmatched — BenchmarkRun old has no measured cell with these coordinates",
+            ]
+        );
     }
 
     #[test]
