@@ -226,6 +226,22 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
         .collect()
 }
 
+/// Every section under the tables, each a heading and its lines: the [`notes`], then the
+/// verdicts against the baseline and the capacity entries when the run has them.
+fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
+    let mut out = notes(&status.results);
+    let extra = [
+        ("Against the baseline", baseline_lines(&status.results)),
+        ("Capacity", capacity_lines(&status.capacity)),
+    ];
+    for (heading, lines) in extra {
+        if !lines.is_empty() {
+            out.push((heading.to_string(), lines));
+        }
+    }
+    out
+}
+
 /// Summary lines: best measurement, failures, suspects, SLO verdict.
 pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
     let Some(s) = &status.summary else {
@@ -283,22 +299,9 @@ pub fn write_show(
                 writeln!(w, "\nConditions:")?;
                 conditions_table(status).write_text(w)?;
             }
-            for (heading, lines) in notes(&status.results) {
+            for (heading, lines) in sections(status) {
                 writeln!(w, "\n{heading}:")?;
                 for l in lines {
-                    writeln!(w, "  {l}")?;
-                }
-            }
-            let compared = baseline_lines(&status.results);
-            if !compared.is_empty() {
-                writeln!(w, "\nAgainst the baseline:")?;
-                for l in compared {
-                    writeln!(w, "  {l}")?;
-                }
-            }
-            if !status.capacity.is_empty() {
-                writeln!(w, "\nCapacity:")?;
-                for l in capacity_lines(&status.capacity) {
                     writeln!(w, "  {l}")?;
                 }
             }
@@ -316,23 +319,10 @@ pub fn write_show(
                 writeln!(w, "\n## Conditions\n")?;
                 conditions_table(status).write_markdown(w)?;
             }
-            for (heading, lines) in notes(&status.results) {
+            for (heading, lines) in sections(status) {
                 writeln!(w, "\n### {heading}\n")?;
                 for l in lines {
                     writeln!(w, "- {}", l.replace('|', "\\|"))?;
-                }
-            }
-            let compared = baseline_lines(&status.results);
-            if !compared.is_empty() {
-                writeln!(w, "\n## Against the baseline\n")?;
-                for l in compared {
-                    writeln!(w, "- {l}")?;
-                }
-            }
-            if !status.capacity.is_empty() {
-                writeln!(w, "\n## Capacity\n")?;
-                for l in capacity_lines(&status.capacity) {
-                    writeln!(w, "- {l}")?;
                 }
             }
             writeln!(w, "\n## Summary\n")?;
