@@ -10,6 +10,8 @@
 //! Each test works in a namespace of its own, dumps its pods and events when it fails and
 //! deletes the namespace at the end.
 
+#[path = "e2e/browser.rs"]
+mod browser;
 #[path = "e2e/support.rs"]
 mod support;
 
@@ -288,10 +290,61 @@ async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() 
         let shown = cluster.kubectl_benchrun(&["show", "capacity", "-n", &ns]);
         println!("{shown}");
         anyhow::ensure!(shown.contains("Capacity:") && shown.contains("REQ/S/CORE"), "{shown}");
-        Ok(())
+        check_report_in_chromium(&cluster, &ns, "capacity")
     }
     .await;
     cluster.finish(&ns, outcome).await;
+}
+
+/// Writes the run's HTML report with the plugin, opens it in headless Chromium and checks
+/// that the page is not blank and that every chart a connections sweep with a capacity fit
+/// should have is there and drawn (its own screenshot holds the first series' colour).
+fn check_report_in_chromium(cluster: &Cluster, ns: &str, run: &str) -> anyhow::Result<()> {
+    let dir = std::path::PathBuf::from(format!("/tmp/benchrun-e2e-report/{run}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let html = dir.join(format!("{run}.html"));
+    let said = cluster.kubectl_benchrun(&["report", run, "-n", ns, "-o", html.to_str().unwrap()]);
+    println!("{said}");
+    let text = std::fs::read_to_string(&html).with_context(|| format!("no report: {said}"))?;
+    let ids = browser::chart_ids(&text);
+    println!("charts: {ids:?}");
+    for want in [
+        "chart-throughput",
+        "chart-p99",
+        "chart-cpu",
+        "chart-memory",
+        "chart-spectrum-0",
+        "chart-capacity-",
+    ] {
+        anyhow::ensure!(
+            ids.iter().any(|id| id.starts_with(want)),
+            "no {want} chart in {ids:?}"
+        );
+    }
+    let timelines = ids
+        .iter()
+        .filter(|id| id.starts_with("chart-timeline-"))
+        .count();
+    anyhow::ensure!(timelines == 3, "{timelines} timeline charts for 3 cells");
+    for (id, shot) in browser::screenshots(&html, &dir)? {
+        println!(
+            "{id}: {:.1}% ink, {} colours, {} first-series pixels",
+            shot.ink * 100.0,
+            shot.colours,
+            shot.first_series_pixels
+        );
+        let png = shot.path.display();
+        anyhow::ensure!(
+            shot.ink > 0.02 && shot.colours >= 8,
+            "{png} looks blank: {shot:?}"
+        );
+        anyhow::ensure!(
+            shot.first_series_pixels >= 50,
+            "{png}: no data drawn: {shot:?}"
+        );
+    }
+    Ok(())
 }
 
 /// A second run with `baseline` set to the first gets a verdict for every cell; the cell whose
@@ -358,6 +411,24 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             .find(|c| c.type_ == "Regressed")
             .context("no Regressed condition")?;
         println!("Regressed={}: {}", regressed.status, regressed.message);
+        let html = cluster.kubectl_benchrun(&[
+            "report",
+            "slower",
+            "--baseline",
+            "base",
+            "-n",
+            &ns,
+            "-o",
+            "-",
+        ]);
+        anyhow::ensure!(
+            html.contains("baseline base: ") && html.contains("swatch dashed"),
+            "the report draws no baseline series"
+        );
+        anyhow::ensure!(
+            html.contains("<h2>Against the baseline</h2>") && html.contains("Worse"),
+            "the report has no verdicts"
+        );
         anyhow::ensure!(
             regressed.status == "True" && regressed.reason == "Worse",
             "{regressed:?}"

@@ -456,6 +456,14 @@ pub struct UslFit {
     pub r_squared: f64,
 }
 
+impl UslFit {
+    /// The fitted throughput at `n` connections: `λn / (1 + σ(n−1) + κn(n−1))`.
+    pub fn throughput(&self, n: f64) -> f64 {
+        let (sigma, kappa) = (self.contention, self.coherency);
+        self.throughput_at_one * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    }
+}
+
 /// A measurement compared with its baseline cell: the per-second throughputs of the whole
 /// seconds inside each window (all measured repeats of the baseline cell together), compared
 /// with the Mann-Whitney U test.

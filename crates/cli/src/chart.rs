@@ -33,7 +33,8 @@ fn bar(value: f64, max: f64) -> String {
     )
 }
 
-fn group_title(c: &Coordinates) -> String {
+/// A group's title: every coordinate but connections.
+pub fn group_title(c: &Coordinates) -> String {
     let mut s = format!(
         "{}/{}  cpu={} mem={} replicas={}",
         c.target, c.scenario, c.cpu, c.memory, c.replicas
@@ -44,12 +45,22 @@ fn group_title(c: &Coordinates) -> String {
     s
 }
 
-/// Writes throughput against connections, one block per target/scenario/CPU/memory/replicas/
-/// rate combination, in matrix order. Suspect measurements are marked with their warning codes.
-pub fn write_throughput_chart(w: &mut impl Write, results: &[CellResult]) -> io::Result<()> {
-    // (group title, [(connections, mean req/s, mean p99, codes, measured)])
-    type Point = (i32, f64, f64, Vec<String>, bool);
-    let mut groups: Vec<(String, Vec<Point>)> = Vec::new();
+/// One connection count of a [`connection_groups`] group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupPoint {
+    /// The connection count.
+    pub connections: i32,
+    /// Mean figures over the measured repeats (`None`: every repeat failed).
+    pub figures: Option<Figures>,
+    /// Warning codes of the repeats, sorted, without duplicates.
+    pub codes: Vec<String>,
+}
+
+/// The results grouped by every coordinate but connections (target, scenario, CPU, memory,
+/// replicas, rate), titled with [`group_title`]-style text, in matrix order; each group's
+/// points sorted by connections, repeats averaged.
+pub fn connection_groups(results: &[CellResult]) -> Vec<(String, Vec<GroupPoint>)> {
+    let mut groups: Vec<(String, Vec<GroupPoint>)> = Vec::new();
     for r in results {
         let title = group_title(&r.coordinates);
         let gi = match groups.iter().position(|(t, _)| *t == title) {
@@ -60,7 +71,7 @@ pub fn write_throughput_chart(w: &mut impl Write, results: &[CellResult]) -> io:
             }
         };
         let conns = r.coordinates.connections;
-        if groups[gi].1.iter().any(|p| p.0 == conns) {
+        if groups[gi].1.iter().any(|p| p.connections == conns) {
             continue;
         }
         let reps = num::measured_repeats(results, &r.coordinates);
@@ -70,41 +81,47 @@ pub fn write_throughput_chart(w: &mut impl Write, results: &[CellResult]) -> io:
             .collect();
         codes.sort();
         codes.dedup();
-        let mean = Figures::mean(&reps);
-        groups[gi].1.push((
-            conns,
-            mean.map_or(0.0, |f| f.throughput),
-            mean.map_or(0.0, |f| f.p99_ms),
+        groups[gi].1.push(GroupPoint {
+            connections: conns,
+            figures: Figures::mean(&reps),
             codes,
-            mean.is_some(),
-        ));
+        });
     }
+    for (_, points) in &mut groups {
+        points.sort_by_key(|p| p.connections);
+    }
+    groups
+}
+
+/// Writes throughput against connections, one block per target, scenario, CPU/memory/replicas/
+/// rate combination, in matrix order. Suspect measurements are marked with their warning codes.
+pub fn write_throughput_chart(w: &mut impl Write, results: &[CellResult]) -> io::Result<()> {
+    let groups = connection_groups(results);
     let max = groups
         .iter()
-        .flat_map(|(_, ps)| ps.iter().map(|p| p.1))
+        .flat_map(|(_, ps)| ps.iter().filter_map(|p| p.figures.map(|f| f.throughput)))
         .fold(0.0, f64::max);
     let label_width = groups
         .iter()
-        .flat_map(|(_, ps)| ps.iter().map(|p| format!("c={}", p.0).len()))
+        .flat_map(|(_, ps)| ps.iter().map(|p| format!("c={}", p.connections).len()))
         .max()
         .unwrap_or(0);
-    for (title, mut points) in groups {
-        points.sort_by_key(|p| p.0);
+    for (title, points) in groups {
         writeln!(w, "{title}")?;
-        for (conns, rps, p99, codes, measured) in points {
-            let label = format!("c={conns}");
-            if !measured {
+        for p in points {
+            let label = format!("c={}", p.connections);
+            let Some(f) = p.figures else {
                 writeln!(w, "  {label:<label_width$}  FAILED")?;
                 continue;
-            }
+            };
             let mut line = format!(
                 "  {label:<label_width$}  {} {:>7} req/s  p99 {} ms",
-                bar(rps, max),
-                num::rps(rps),
-                num::ms(p99)
+                bar(f.throughput, max),
+                num::rps(f.throughput),
+                num::ms(f.p99_ms)
             );
-            if !codes.is_empty() {
-                line.push_str(&format!("  ! {}", codes.join(",")));
+            if !p.codes.is_empty() {
+                line.push_str(&format!("  ! {}", p.codes.join(",")));
             }
             writeln!(w, "{line}")?;
         }

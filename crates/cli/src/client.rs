@@ -1,7 +1,10 @@
 //! The I/O edge: reading BenchmarkRuns and detail ConfigMaps, with errors a user can act on.
 
 use anyhow::{anyhow, bail, Context, Result};
-use benchrun_api::BenchmarkRun;
+use std::collections::BTreeMap;
+
+use benchrun_api::{BenchmarkRun, CellResult};
+use benchrun_load::LoadResult;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ListParams;
 use kube::config::KubeConfigOptions;
@@ -75,12 +78,8 @@ pub async fn get_run(client: &Client, namespace: &str, name: &str) -> Result<Ben
     }
 }
 
-/// Reads the per-second timeline from the detail ConfigMap `name` (key `result.json`).
-pub async fn get_timeline(
-    client: &Client,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<TimelinePoint>> {
+/// The `result.json` text of the detail ConfigMap `name`.
+async fn get_detail(client: &Client, namespace: &str, name: &str) -> Result<String> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let cm = match api.get(name).await {
         Ok(cm) => cm,
@@ -96,5 +95,50 @@ pub async fn get_timeline(
         .as_ref()
         .and_then(|d| d.get(DETAIL_KEY))
         .ok_or_else(|| anyhow!("ConfigMap {namespace}/{name} has no key {DETAIL_KEY}"))?;
-    parse_timeline(json).map_err(|e| anyhow!("ConfigMap {namespace}/{name}: {e}"))
+    Ok(json.clone())
+}
+
+/// Reads the per-second timeline from the detail ConfigMap `name` (key `result.json`).
+pub async fn get_timeline(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<TimelinePoint>> {
+    let json = get_detail(client, namespace, name).await?;
+    parse_timeline(&json).map_err(|e| anyhow!("ConfigMap {namespace}/{name}: {e}"))
+}
+
+/// Reads the load result of every measurement that names a detail ConfigMap, by ConfigMap
+/// name. One that cannot be read or parsed is left out and its reason returned beside.
+pub async fn get_details(
+    client: &Client,
+    namespace: &str,
+    results: &[CellResult],
+) -> (BTreeMap<String, LoadResult>, Vec<String>) {
+    let mut details = BTreeMap::new();
+    let mut problems = Vec::new();
+    for name in results.iter().filter_map(|r| r.detail.as_deref()) {
+        if details.contains_key(name) {
+            continue;
+        }
+        let parsed = get_detail(client, namespace, name).await.and_then(|json| {
+            let lr: LoadResult = serde_json::from_str(&json).with_context(|| {
+                format!("ConfigMap {namespace}/{name}: {DETAIL_KEY} is not a load result")
+            })?;
+            anyhow::ensure!(
+                lr.schema == benchrun_load::SCHEMA,
+                "ConfigMap {namespace}/{name}: schema {:?}, expected {:?}",
+                lr.schema,
+                benchrun_load::SCHEMA
+            );
+            Ok(lr)
+        });
+        match parsed {
+            Ok(lr) => {
+                details.insert(name.to_string(), lr);
+            }
+            Err(e) => problems.push(format!("{e:#}")),
+        }
+    }
+    (details, problems)
 }

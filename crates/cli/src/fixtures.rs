@@ -113,7 +113,7 @@ pub fn capacity() -> Vec<Capacity> {
                 coherency: 0.0008,
                 throughput_at_one: 1200.0,
                 peak_connections: Some(34),
-                peak_throughput: Some(7094.5),
+                peak_throughput: Some(11500.7),
                 r_squared: 0.9981,
             }),
             ..entry("express")

@@ -1,5 +1,5 @@
 //! The benchrun report CLI (`kubectl benchrun`): renderers for `list`, `show`, `watch`,
-//! `compare`, `export` and `chart`, and the thin client layer that feeds them.
+//! `compare`, `export`, `chart` and `report`, and the thin client layer that feeds them.
 //!
 //! Every renderer is a pure function writing into any [`std::io::Write`]; only
 //! [`client`] talks to the cluster.
@@ -10,6 +10,7 @@ pub mod compare;
 pub mod export;
 pub mod list;
 pub mod num;
+pub mod report;
 pub mod show;
 pub mod table;
 pub mod watch;

@@ -7,9 +7,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use kube::Client;
-use kubectl_benchrun::{chart, client, compare, export, list, num, show, watch, Format};
+use kubectl_benchrun::{chart, client, compare, export, list, num, report, show, watch, Format};
 
-/// Reports on benchrun BenchmarkRuns: list, show, watch, compare, export, chart.
+/// Reports on benchrun BenchmarkRuns: list, show, watch, compare, export, chart, report.
 #[derive(Parser, Debug)]
 #[command(name = "kubectl-benchrun", bin_name = "kubectl benchrun", version)]
 struct Cli {
@@ -74,6 +74,19 @@ enum Command {
         /// The repeat of `--cell` (0-based).
         #[arg(long, default_value_t = 0, requires = "cell")]
         repeat: i32,
+    },
+    /// One self-contained HTML file with charts (throughput and p99 against connections, CPU
+    /// and memory against their limits, latency spectra, per-second timelines, capacity fits)
+    /// and the tables of `show`; no JavaScript, nothing fetched when opened.
+    Report {
+        /// The BenchmarkRun.
+        run: String,
+        /// Draw this earlier run's throughput and p99 beside the run's (dashed).
+        #[arg(long)]
+        baseline: Option<String>,
+        /// The file to write (`-` for stdout; default: RUN.html).
+        #[arg(short = 'o', long)]
+        output: Option<String>,
     },
 }
 
@@ -161,8 +174,76 @@ async fn run(cli: Cli) -> Result<()> {
                 }
             }
         }
+        Command::Report {
+            run,
+            baseline,
+            output,
+        } => {
+            drop(out);
+            return write_report(&kube, &ns, &run, baseline.as_deref(), output).await;
+        }
     }
     out.flush()?;
+    Ok(())
+}
+
+/// Reads the run, its detail ConfigMaps and the baseline, and writes the HTML report.
+async fn write_report(
+    kube: &Client,
+    ns: &str,
+    name: &str,
+    baseline: Option<&str>,
+    output: Option<String>,
+) -> Result<()> {
+    let status = client::get_run(kube, ns, name)
+        .await?
+        .status
+        .unwrap_or_default();
+    let base = match baseline {
+        Some(b) => Some((
+            b,
+            client::get_run(kube, ns, b)
+                .await?
+                .status
+                .unwrap_or_default(),
+        )),
+        None => None,
+    };
+    let (details, problems) = client::get_details(kube, ns, &status.results).await;
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    let generated = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)?
+        .to_string();
+    let mut html = Vec::new();
+    report::write_report(
+        &mut html,
+        &report::Report {
+            name,
+            namespace: ns,
+            status: &status,
+            details: &details,
+            baseline: base.as_ref().map(|(n, s)| (*n, s)),
+            generated: &generated,
+            notes: &problems,
+        },
+    )?;
+    let path = output.unwrap_or_else(|| format!("{name}.html"));
+    if path == "-" {
+        io::stdout().lock().write_all(&html)?;
+        return Ok(());
+    }
+    std::fs::write(&path, &html).with_context(|| format!("failed to write {path}"))?;
+    eprintln!(
+        "wrote {path}: {} charts, {} KiB, {} of {} measurements with their detail ConfigMap",
+        String::from_utf8_lossy(&html)
+            .matches("<figure class=\"chart\"")
+            .count(),
+        html.len().div_ceil(1024),
+        details.len(),
+        status.results.len()
+    );
     Ok(())
 }
 

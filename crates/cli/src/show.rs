@@ -228,7 +228,7 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
 
 /// Every section under the tables, each a heading and its lines: the [`notes`], then the
 /// verdicts against the baseline and the capacity entries when the run has them.
-fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
+pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
     let mut out = notes(&status.results);
     let extra = [
         ("Against the baseline", baseline_lines(&status.results)),

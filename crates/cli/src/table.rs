@@ -91,6 +91,27 @@ impl Table {
         Ok(())
     }
 
+    /// An HTML `<table>` (numbers right-aligned through the `num` class, text escaped).
+    pub fn write_html(&self, w: &mut impl Write) -> io::Result<()> {
+        let class = |a: Align| match a {
+            Align::Left => "",
+            Align::Right => " class=\"num\"",
+        };
+        writeln!(w, "<table>\n<thead><tr>")?;
+        for (head, align) in &self.columns {
+            write!(w, "<th{}>{}</th>", class(*align), html_escape(head))?;
+        }
+        writeln!(w, "</tr></thead>\n<tbody>")?;
+        for row in &self.rows {
+            write!(w, "<tr>")?;
+            for (cell, (_, align)) in row.iter().zip(&self.columns) {
+                write!(w, "<td{}>{}</td>", class(*align), html_escape(cell))?;
+            }
+            writeln!(w, "</tr>")?;
+        }
+        writeln!(w, "</tbody>\n</table>")
+    }
+
     /// RFC 4180 CSV with a header row.
     pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
         let head: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
@@ -100,6 +121,21 @@ impl Table {
         }
         Ok(())
     }
+}
+
+/// Text with `&`, `<`, `>` and `"` escaped for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(ch),
+        }
+    }
+    out
 }
 
 /// Writes one CSV record, quoting fields that hold a comma, a quote or a line break.

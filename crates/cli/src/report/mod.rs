@@ -1,0 +1,190 @@
+//! `report`: one self-contained HTML file per run — the charts drawn as inline SVG by
+//! `plotters`, the tables and notes of `show` — readable in any browser without JavaScript,
+//! network access or files beside it.
+//!
+//! Pure: the caller reads the run, its detail ConfigMaps and the baseline run, and passes
+//! them in. A link to a chart (`run.html#chart-p99`) shows that chart alone, for sharing or
+//! printing one figure.
+
+pub mod figures;
+pub mod svg;
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use benchrun_api::BenchmarkRunStatus;
+use benchrun_load::LoadResult;
+
+use crate::show;
+use crate::table::html_escape;
+
+pub use figures::Inputs;
+pub use svg::Chart;
+
+/// Everything one report shows.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    /// The run's name.
+    pub name: &'a str,
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its status.
+    pub status: &'a BenchmarkRunStatus,
+    /// Load results from its detail ConfigMaps, by ConfigMap name.
+    pub details: &'a BTreeMap<String, LoadResult>,
+    /// The baseline run's name and status, when one is compared.
+    pub baseline: Option<(&'a str, &'a BenchmarkRunStatus)>,
+    /// When the report was written (shown in the header; passed in to keep this pure).
+    pub generated: &'a str,
+    /// What could not be read (detail ConfigMaps), listed under "Not drawn".
+    pub notes: &'a [String],
+}
+
+const STYLE: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; margin: 24px auto;
+       max-width: 1180px; padding: 0 16px; color: #222; background: #fff; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ddd; padding-bottom: 4px; margin-top: 1.8em; }
+h3 { font-size: 1.05em; margin: 0 0 4px 0; }
+.meta { color: #666; margin-top: 0; }
+figure.chart { margin: 18px 0 28px 0; padding: 12px; border: 1px solid #e4e4e4; border-radius: 6px;
+               page-break-inside: avoid; background: #fff; }
+figure.chart svg { display: block; max-width: 100%; height: auto; }
+figure.chart p { margin: 0 0 8px 0; color: #555; font-size: 0.92em; }
+ul.legend { list-style: none; padding: 0; margin: 8px 0 0 0; font-size: 0.9em; }
+ul.legend li { display: inline-block; margin: 2px 18px 2px 0; }
+.swatch { display: inline-block; width: 22px; height: 0; border-top: 3px solid; vertical-align: middle;
+          margin-right: 6px; }
+.swatch.dashed { border-top-style: dashed; }
+table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0; }
+th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; white-space: nowrap; }
+th { background: #f5f5f5; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; }
+nav ol { columns: 2; font-size: 0.92em; }
+.missing { color: #8a5300; }
+body:has(figure.chart:target) > :not(:has(figure.chart:target)) { display: none; }
+body:has(figure.chart:target) section > :not(figure.chart:target) { display: none; }
+";
+
+/// Writes the report as one HTML document.
+pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<()> {
+    let inputs = Inputs {
+        results: &r.status.results,
+        capacity: &r.status.capacity,
+        details: r.details,
+        baseline: r
+            .baseline
+            .map(|(name, status)| (name, status.results.as_slice())),
+    };
+    let (charts, mut missing) = figures::charts(&inputs);
+    missing.extend(r.notes.iter().cloned());
+    let title = format!("benchrun report: {}", r.name);
+    writeln!(
+        w,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"kubectl-benchrun {}\">\n<title>{}</title>\n\
+         <style>{STYLE}</style>\n</head>\n<body>",
+        env!("CARGO_PKG_VERSION"),
+        html_escape(&title)
+    )?;
+    writeln!(w, "<header>\n<h1>{}</h1>", html_escape(&title))?;
+    let mut meta = format!(
+        "{} · namespace {} · written {}",
+        show::headline(r.name, r.status),
+        r.namespace,
+        r.generated
+    );
+    if let Some((name, _)) = r.baseline {
+        meta.push_str(&format!(" · compared with the baseline run {name}"));
+    }
+    writeln!(w, "<p class=\"meta\">{}</p>\n</header>", html_escape(&meta))?;
+
+    writeln!(w, "<section id=\"summary\">\n<h2>Summary</h2>\n<ul>")?;
+    for l in show::summary_lines(r.status) {
+        writeln!(w, "<li>{}</li>", html_escape(&l))?;
+    }
+    writeln!(w, "</ul>\n</section>")?;
+
+    if !charts.is_empty() {
+        writeln!(
+            w,
+            "<nav>\n<h2>Charts</h2>\n<p class=\"meta\">A link shows its chart alone (Back returns here).</p>\n<ol>"
+        )?;
+        for c in &charts {
+            writeln!(
+                w,
+                "<li><a href=\"#{}\">{}</a></li>",
+                c.id(),
+                html_escape(c.title())
+            )?;
+        }
+        writeln!(w, "</ol>\n</nav>")?;
+    }
+    writeln!(w, "<section id=\"charts\">")?;
+    for c in &charts {
+        write_chart(w, c)?;
+    }
+    if !missing.is_empty() {
+        writeln!(w, "<h3>Not drawn</h3>\n<ul class=\"missing\">")?;
+        for m in &missing {
+            writeln!(w, "<li>{}</li>", html_escape(m))?;
+        }
+        writeln!(w, "</ul>")?;
+    }
+    writeln!(w, "</section>")?;
+
+    writeln!(w, "<section id=\"measurements\">\n<h2>Measurements</h2>")?;
+    if r.status.results.is_empty() {
+        writeln!(w, "<p>No measurements yet.</p>")?;
+    } else {
+        writeln!(w, "<div class=\"scroll\">")?;
+        show::measurements_table(&r.status.results).write_html(w)?;
+        writeln!(w, "</div>")?;
+    }
+    writeln!(w, "</section>")?;
+    if !r.status.conditions.is_empty() {
+        writeln!(
+            w,
+            "<section id=\"conditions\">\n<h2>Conditions</h2>\n<div class=\"scroll\">"
+        )?;
+        show::conditions_table(r.status).write_html(w)?;
+        writeln!(w, "</div>\n</section>")?;
+    }
+    for (heading, lines) in show::sections(r.status) {
+        writeln!(w, "<section>\n<h2>{}</h2>\n<ul>", html_escape(&heading))?;
+        for l in lines {
+            writeln!(w, "<li>{}</li>", html_escape(&l))?;
+        }
+        writeln!(w, "</ul>\n</section>")?;
+    }
+    writeln!(w, "</body>\n</html>")
+}
+
+fn write_chart(w: &mut impl Write, c: &Chart) -> io::Result<()> {
+    writeln!(
+        w,
+        "<figure class=\"chart\" id=\"{}\">\n<h3>{}</h3>\n<p>{}</p>",
+        c.id(),
+        html_escape(c.title()),
+        html_escape(c.note())
+    )?;
+    match c.to_svg() {
+        Ok(svg) => writeln!(w, "{svg}")?,
+        Err(e) => writeln!(w, "<p class=\"missing\">not drawn: {}</p>", html_escape(&e))?,
+    }
+    writeln!(w, "<ul class=\"legend\">")?;
+    for (name, color, dashed) in c.legend() {
+        writeln!(
+            w,
+            "<li><span class=\"swatch{}\" style=\"border-color:{color}\"></span>{}</li>",
+            if dashed { " dashed" } else { "" },
+            html_escape(&name)
+        )?;
+    }
+    writeln!(w, "</ul>\n</figure>")
+}
+
+#[cfg(test)]
+mod tests;
