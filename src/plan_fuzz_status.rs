@@ -143,6 +143,7 @@ fn cell_result() -> impl Strategy<Value = CellResult> {
             p99,
             p999: p99,
             max: p99,
+            table: Vec::new(),
         })),
         usage(),
     );

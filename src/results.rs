@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::{
-    condition, verdict, Cell, CellResult, Coordinates, ErrorCounts, Latency, Summary, TargetUsage,
-    ValidatedRun,
+    condition, verdict, Cell, CellResult, ConnectTimes, Coordinates, ErrorCounts, Latency,
+    LatencyPercentile, Summary, TargetUsage, ValidatedRun,
 };
 use benchrun_load::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -134,8 +134,17 @@ pub fn measured_result(
         bytes: Some(int(load.bytes)),
         throughput: Some(round(load.throughput, 3)),
         requests_per_core: usage.and_then(|u| requests_per_core(load.throughput, u.cpu_avg_cores?)),
-        latency_ms: Some(latency_ms(&load.latency)),
+        latency_ms: Some(Latency {
+            table: latency_table(&load.histograms.latency),
+            ..latency_ms(&load.latency)
+        }),
         connect_ms: (load.connect.count > 0).then(|| us_to_ms(load.connect.mean_us)),
+        connect_times_ms: (load.connect.count > 0).then(|| ConnectTimes {
+            count: int(load.connect.count),
+            min: us_to_ms(load.connect.min_us as f64),
+            mean: us_to_ms(load.connect.mean_us),
+            max: us_to_ms(load.connect.max_us as f64),
+        }),
         generator_cpu_us_per_request: (load.requests > 0)
             .then(|| round(load.cpu.us_per_request, 3)),
         usage: with_generator_cpu(usage.cloned().unwrap_or_default(), run, load),
@@ -254,7 +263,34 @@ fn latency_ms(l: &LatencyStats) -> Latency {
         p99: ms(l.p99_us),
         p999: ms(l.p999_us),
         max: ms(l.max_us),
+        table: Vec::new(),
     }
+}
+
+/// The percentages of `ab`'s "served within a certain time" table.
+pub const LATENCY_TABLE_PERCENTS: [f64; 10] =
+    [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 100.0];
+
+/// The latency percentile table from the measurement's merged histogram (base64 HDR, µs);
+/// empty when the histogram is missing, unreadable or holds no sample.
+pub fn latency_table(histogram: &str) -> Vec<LatencyPercentile> {
+    let Ok(h) = benchrun_load::hist::decode(histogram) else {
+        return Vec::new();
+    };
+    if h.is_empty() {
+        return Vec::new();
+    }
+    LATENCY_TABLE_PERCENTS
+        .iter()
+        .map(|&percent| LatencyPercentile {
+            percent,
+            ms: us_to_ms(if percent >= 100.0 {
+                h.max() as f64
+            } else {
+                h.value_at_quantile(percent / 100.0) as f64
+            }),
+        })
+        .collect()
 }
 
 fn time(ms: u64) -> Option<Time> {

@@ -168,6 +168,12 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
     assert_eq!((l.mean, l.p50, l.p99, l.max), (12.346, 10.1, 41.2, 90.5));
     assert_eq!(r.errors, Some(benchrun_api::ErrorCounts::default()));
     assert_eq!(r.connect_ms, Some(0.25));
+    let c = r.connect_times_ms.clone().unwrap();
+    assert_eq!((c.count, c.min, c.mean, c.max), (1, 0.0, 0.25, 0.9));
+    assert!(
+        l.table.is_empty(),
+        "no histogram in this load result, so no table"
+    );
     assert_eq!(r.generator_cpu_us_per_request, Some(20.0));
     // Load CPU from the generator's own 200 ms over the 10 s window, against 1 pod × 1 core.
     assert_eq!(
@@ -548,4 +554,26 @@ fn late_usage_keeps_the_baseline_verdict() {
     );
     assert_eq!(r.baseline, recorded.baseline);
     assert!(r.usage.cpu_avg_cores.is_some());
+}
+
+#[test]
+fn the_latency_table_has_abs_percentages_from_the_merged_histogram() {
+    let mut h = benchrun_load::hist::new_latency();
+    // 1..=1000 ms, one request each.
+    for ms in 1..=1000u64 {
+        h.record(ms * 1000).unwrap();
+    }
+    let table = latency_table(&benchrun_load::hist::encode(&h));
+    let percents: Vec<f64> = table.iter().map(|r| r.percent).collect();
+    assert_eq!(percents, LATENCY_TABLE_PERCENTS.to_vec());
+    let within = |percent: f64| table.iter().find(|r| r.percent == percent).unwrap().ms;
+    // 3 significant digits: 66 % of 1..=1000 ms is 660 ms, give or take the bucket width.
+    assert!((within(66.0) - 660.0).abs() <= 1.0, "{}", within(66.0));
+    assert!((within(98.0) - 980.0).abs() <= 1.0, "{}", within(98.0));
+    assert!(
+        (within(100.0) - 1000.0).abs() <= 1.0,
+        "the 100 % row is the slowest request"
+    );
+    assert!(table.windows(2).all(|w| w[0].ms <= w[1].ms));
+    assert!(latency_table("").is_empty() && latency_table("not base64!").is_empty());
 }

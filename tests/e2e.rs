@@ -280,6 +280,20 @@ async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() 
             }
         }
         anyhow::ensure!(with_cpu > 0, "no cell had CPU figures to compute efficiency from");
+        for r in &status.results {
+            let l = r.latency_ms.as_ref().context("no latency")?;
+            let row = |p: f64| l.table.iter().find(|x| x.percent == p).map(|x| x.ms);
+            println!("#{} r{} percentiles {:?} connect {:?}", r.cell, r.repeat, l.table, r.connect_times_ms);
+            anyhow::ensure!(l.table.len() == 10, "percentile table {:?}", l.table);
+            anyhow::ensure!(l.table.windows(2).all(|w| w[0].ms <= w[1].ms), "{:?}", l.table);
+            anyhow::ensure!(row(50.0) == Some(l.p50) && row(99.0) == Some(l.p99), "{l:?}");
+            anyhow::ensure!(row(100.0) == Some(l.max), "{l:?}");
+            // Connections opened during the warm-up are not in the window: then there are none.
+            if let Some(c) = &r.connect_times_ms {
+                anyhow::ensure!(c.count >= 1 && c.min <= c.mean && c.mean <= c.max, "{c:?}");
+                anyhow::ensure!(r.connect_ms == Some(c.mean), "{c:?} vs {:?}", r.connect_ms);
+            }
+        }
         println!("capacity: {:#?}", status.capacity);
         anyhow::ensure!(status.capacity.len() == 1, "{} capacity entries", status.capacity.len());
         let c = &status.capacity[0];
@@ -307,6 +321,10 @@ fn check_report_in_chromium(cluster: &Cluster, ns: &str, run: &str) -> anyhow::R
     let said = cluster.kubectl_benchrun(&["report", run, "-n", ns, "-o", html.to_str().unwrap()]);
     println!("{said}");
     let text = std::fs::read_to_string(&html).with_context(|| format!("no report: {said}"))?;
+    anyhow::ensure!(
+        text.contains("<h2>Latency percentiles</h2>"),
+        "no percentile table"
+    );
     let ids = browser::chart_ids(&text);
     println!("charts: {ids:?}");
     for want in [

@@ -195,6 +195,35 @@ pub struct Latency {
     pub p999: f64,
     /// Maximum.
     pub max: f64,
+    /// The percentile table `ab` prints ("percentage of the requests served within a certain
+    /// time"): 50, 66, 75, 80, 90, 95, 98, 99, 99.9 and 100 %, from the measurement's merged
+    /// latency histogram (3 significant digits). Absent in statuses written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table: Vec<LatencyPercentile>,
+}
+
+/// One row of the latency percentile table.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LatencyPercentile {
+    /// The percentage of requests, e.g. `66` or `99.9`.
+    pub percent: f64,
+    /// That share of the requests completed within this many milliseconds.
+    pub ms: f64,
+}
+
+/// TCP connect times of a measurement in milliseconds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectTimes {
+    /// Connections opened in the measured window.
+    pub count: i64,
+    /// Fastest connect.
+    pub min: f64,
+    /// Mean connect.
+    pub mean: f64,
+    /// Slowest connect.
+    pub max: f64,
 }
 
 /// CPU and memory of the target pods over the measured window (from the raw cAdvisor samples
@@ -300,6 +329,9 @@ pub struct CellResult {
     /// Mean TCP connect time in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<f64>,
+    /// TCP connect times (count, min, mean, max), when the window opened any connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_times_ms: Option<ConnectTimes>,
     /// CPU time the load generator itself spent per request, in microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_cpu_us_per_request: Option<f64>,

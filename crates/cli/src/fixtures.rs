@@ -44,6 +44,7 @@ pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) 
             p99,
             p999: round3(p99 * 1.5),
             max: round3(p99 * 3.0),
+            table: Vec::new(),
         }),
         usage: TargetUsage {
             cpu_avg_cores: Some(0.95),

@@ -12,11 +12,12 @@ pub mod svg;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use benchrun_api::BenchmarkRunStatus;
+use benchrun_api::{BenchmarkRunStatus, CellResult};
 use benchrun_load::LoadResult;
 
+use crate::num;
 use crate::show;
-use crate::table::html_escape;
+use crate::table::{html_escape, Align, Table};
 
 pub use figures::Inputs;
 pub use svg::Chart;
@@ -144,6 +145,16 @@ pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(w, "</div>")?;
     }
     writeln!(w, "</section>")?;
+    if let Some(table) = percentile_table(&r.status.results) {
+        writeln!(
+            w,
+            "<section id=\"percentiles\">\n<h2>Latency percentiles</h2>\n<p class=\"meta\">\
+             The share of requests served within each time (ms), as <code>ab</code> prints it, \
+             and the TCP connect times.</p>\n<div class=\"scroll\">"
+        )?;
+        table.write_html(w)?;
+        writeln!(w, "</div>\n</section>")?;
+    }
     if !r.status.conditions.is_empty() {
         writeln!(
             w,
@@ -160,6 +171,48 @@ pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<()> {
         writeln!(w, "</ul>\n</section>")?;
     }
     writeln!(w, "</body>\n</html>")
+}
+
+/// One row per measurement with a percentile table: the latency at each of its percentages
+/// and the connect times; `None` when no measurement has one (statuses of older operators).
+pub fn percentile_table(results: &[CellResult]) -> Option<Table> {
+    let percents: Vec<f64> = results
+        .iter()
+        .filter_map(|r| r.latency_ms.as_ref())
+        .find(|l| !l.table.is_empty())?
+        .table
+        .iter()
+        .map(|p| p.percent)
+        .collect();
+    let heads: Vec<String> = percents.iter().map(|p| format!("{p}%")).collect();
+    let mut columns: Vec<(&str, Align)> = vec![("MEASUREMENT", Align::Left)];
+    columns.extend(heads.iter().map(|h| (h.as_str(), Align::Right)));
+    columns.extend([
+        ("CONNECT MIN", Align::Right),
+        ("MEAN", Align::Right),
+        ("MAX", Align::Right),
+    ]);
+    let mut t = Table::new(&columns);
+    for r in results.iter().filter(|r| num::measured(r)) {
+        let Some(l) = r.latency_ms.as_ref().filter(|l| !l.table.is_empty()) else {
+            continue;
+        };
+        let mut row = vec![num::measurement(r)];
+        row.extend(percents.iter().map(|p| {
+            l.table
+                .iter()
+                .find(|x| x.percent == *p)
+                .map_or_else(|| "-".to_string(), |x| num::ms(x.ms))
+        }));
+        let c = r.connect_times_ms.as_ref();
+        row.extend([
+            num::or_none(c.map(|c| c.min), num::ms),
+            num::or_none(c.map(|c| c.mean), num::ms),
+            num::or_none(c.map(|c| c.max), num::ms),
+        ]);
+        t.push(row);
+    }
+    Some(t)
 }
 
 fn write_chart(w: &mut impl Write, c: &Chart) -> io::Result<()> {

@@ -253,3 +253,46 @@ fn slugs_are_anchor_safe() {
         "demo-hello-cpu-500m-mem-1gi"
     );
 }
+
+#[test]
+fn the_percentile_table_has_a_column_per_percentage_and_the_connect_times() {
+    let mut results = fixtures::results();
+    assert!(
+        percentile_table(&results).is_none(),
+        "no table without percentile rows"
+    );
+    let l = results[0].latency_ms.as_mut().unwrap();
+    l.table = [50.0, 66.0, 99.9, 100.0]
+        .iter()
+        .map(|&percent| benchrun_api::LatencyPercentile {
+            percent,
+            ms: percent / 10.0,
+        })
+        .collect();
+    results[0].connect_times_ms = Some(benchrun_api::ConnectTimes {
+        count: 10,
+        min: 0.1,
+        mean: 0.25,
+        max: 1.5,
+    });
+    let t = percentile_table(&results).unwrap();
+    let heads: Vec<&str> = t.columns.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(
+        heads,
+        [
+            "MEASUREMENT",
+            "50%",
+            "66%",
+            "99.9%",
+            "100%",
+            "CONNECT MIN",
+            "MEAN",
+            "MAX"
+        ]
+    );
+    assert_eq!(t.rows.len(), 1, "only measurements with a table get a row");
+    assert_eq!(
+        t.rows[0][1..],
+        ["5.00", "6.60", "9.99", "10.0", "0.10", "0.25", "1.50"]
+    );
+}
