@@ -156,7 +156,13 @@ pub fn fit(points: &[(u32, f64)]) -> Result<UslFit, String> {
             "the fit gave no usable coefficients (σ={sigma}, κ={kappa}, λ={lambda})"
         ));
     }
-    let at = |n: f64| lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
+    let unrounded = UslFit {
+        contention: sigma,
+        coherency: kappa,
+        throughput_at_one: lambda,
+        ..UslFit::default()
+    };
+    let at = |n: f64| unrounded.throughput(n);
     let peak = peak_connections(sigma, kappa).map(|n| (n, at(n as f64)));
     Ok(UslFit {
         contention: round(sigma, 6),

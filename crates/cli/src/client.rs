@@ -1,8 +1,8 @@
 //! The I/O edge: reading BenchmarkRuns and detail ConfigMaps, with errors a user can act on.
 
-use anyhow::{anyhow, bail, Context, Result};
 use std::collections::BTreeMap;
 
+use anyhow::{anyhow, bail, Context, Result};
 use benchrun_api::{BenchmarkRun, CellResult};
 use benchrun_load::LoadResult;
 use k8s_openapi::api::core::v1::ConfigMap;

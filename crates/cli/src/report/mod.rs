@@ -68,8 +68,8 @@ body:has(figure.chart:target) > :not(:has(figure.chart:target)) { display: none;
 body:has(figure.chart:target) section > :not(figure.chart:target) { display: none; }
 ";
 
-/// Writes the report as one HTML document.
-pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<()> {
+/// Writes the report as one HTML document; returns how many charts it holds.
+pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<usize> {
     let inputs = Inputs {
         results: &r.status.results,
         capacity: &r.status.capacity,
@@ -170,7 +170,8 @@ pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<()> {
         }
         writeln!(w, "</ul>\n</section>")?;
     }
-    writeln!(w, "</body>\n</html>")
+    writeln!(w, "</body>\n</html>")?;
+    Ok(charts.len())
 }
 
 /// One row per measurement with a percentile table: the latency at each of its percentages
