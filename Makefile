@@ -65,9 +65,11 @@ smoke: cluster
 	tests/smoke/cluster-smoke.sh
 
 ## e2e: the end-to-end suite against the operator on the cluster
+# `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
+# there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
 e2e: install
 	eval "$$(hack/cluster.sh env)"
-	$(CARGO) test --release -p benchrun --test e2e -- --ignored --test-threads=1 --nocapture
+	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
 
 ## namespaced: the namespaced install (deploy/namespaced) in a restricted namespace (~3 min; not in `test`)
 namespaced: install

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! eval "$(hack/cluster.sh env)" && make install
-//! cargo test --release -p benchrun --test e2e -- --ignored --test-threads=1 --nocapture
+//! cargo test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
 //! ```
 //!
 //! Each test works in a namespace of its own, dumps its pods and events when it fails and

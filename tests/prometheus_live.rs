@@ -10,7 +10,7 @@
 //!   --image-pull-policy=IfNotPresent --restart=Never \
 //!   --overrides='{"spec":{"containers":[{"name":"burner","image":"benchrun.local/busybox:1.35","imagePullPolicy":"IfNotPresent","command":["sh","-c","while :; do :; done"],"resources":{"limits":{"cpu":"500m","memory":"64Mi"}}}]}}'
 //! sleep 75
-//! cargo test --release -p benchrun --test prometheus_live -- --ignored --nocapture
+//! cargo test --release --workspace --test prometheus_live -- --ignored --nocapture
 //! kubectl delete namespace promql-check
 //! ```
 //!
