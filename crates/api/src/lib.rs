@@ -5,6 +5,7 @@
 
 pub mod apidoc;
 pub mod matrix;
+mod matrix_entries;
 pub mod request;
 pub mod spec;
 pub mod status;

@@ -50,7 +50,7 @@ pub const MAX_RATE: i64 = 10_000_000;
     validation = Rule::new("self.scenarios.all(s, self.scenarios.exists_one(u, u.name == s.name))").message("scenarios: names must be unique"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.targets) || self.matrix.targets.all(n, self.targets.exists(t, t.name == n))").message("matrix.targets: every entry must name one of spec.targets"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
-    validation = Rule::new(format!("(has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; split the experiment into several runs").as_str()),
+    validation = Rule::new(format!("((has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) + (has(self.matrix) && has(self.matrix.include) ? size(self.matrix.include) : 0)) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; excluded cells count here and each include entry counts as one cell; split the experiment into several runs").as_str()),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.rate) || size(self.matrix.rate) == 0 || has(self.load.duration)").message("matrix.rate needs load.duration (the open model runs for a duration, not a request count)"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.connections) || !has(self.load.requests) || self.matrix.connections.all(c, c <= self.load.requests)").message("matrix.connections entries must not exceed load.requests so every connection sends a request: raise load.requests or lower the connections"),
 )]
@@ -400,6 +400,49 @@ pub struct Matrix {
     #[schemars(length(max = 32))]
     #[x_kube(validation = Rule::new(format!("self.all(r, r >= 1 && r <= {MAX_RATE})")).message(format!("matrix.rate entries must be between 1 and {MAX_RATE} requests per second (the bounds of load.rate)").as_str()))]
     pub rate: Vec<i64>,
+    /// Combinations to remove from the product of the axes, in the convention of GitHub
+    /// Actions: a cell is removed when it has every value an entry names. An entry may name
+    /// only swept axes (`targets`, `scenarios` and any axis given as a list above) and only
+    /// values of those axes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    pub exclude: Vec<MatrixEntry>,
+    /// Combinations to add or to pair, in the convention of GitHub Actions, applied after
+    /// `exclude`: an entry whose swept values match cells of the product sets its other
+    /// values on all of them (e.g. `{cpu: "3500m", replicas: 1}` with `cpu` swept and
+    /// `replicas` not: every 3500m cell runs one replica); an entry that matches no cell adds
+    /// one cell, the values it leaves out taken from the spec's single values. Added cells come
+    /// after the product's, in the order of the entries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    pub include: Vec<MatrixEntry>,
+}
+
+/// A partial combination of matrix values, for `matrix.include` and `matrix.exclude`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct MatrixEntry {
+    /// A target name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// A scenario name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// A CPU limit, e.g. `"3500m"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// A memory limit, e.g. `"1Gi"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// A replica count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// A connection count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<i32>,
+    /// A request rate (open model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<i64>,
 }
 
 /// Objectives per cell. All set objectives must hold for a cell to meet its SLO.

@@ -569,6 +569,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             }
         }
     }
+    crate::matrix_entries::check(spec, e);
     let repeats = spec.repeats.max(1) as usize;
     let count = matrix::cell_count(spec);
     let measurements = count.saturating_mul(repeats);

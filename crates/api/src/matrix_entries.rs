@@ -1,0 +1,295 @@
+//! Checks of `matrix.include` and `matrix.exclude` entries: each names values the experiment
+//! has, an exclusion names only swept axes and their values, an added cell can be built, and
+//! no two cells are the same. Pure; the caller collects the errors.
+
+use std::collections::BTreeSet;
+
+use crate::matrix::{added_cell, expand, pairs_with_any, surviving_product, Swept};
+use crate::spec::{BenchmarkRunSpec, MatrixEntry, MAX_RATE};
+use crate::units;
+use crate::validate::FieldError;
+
+fn err(field: String, message: String) -> FieldError {
+    FieldError { field, message }
+}
+
+/// The names of the entry's values, in `MatrixEntry` field order.
+fn named(e: &MatrixEntry) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for (set, name) in [
+        (e.target.is_some(), "target"),
+        (e.scenario.is_some(), "scenario"),
+        (e.cpu.is_some(), "cpu"),
+        (e.memory.is_some(), "memory"),
+        (e.replicas.is_some(), "replicas"),
+        (e.connections.is_some(), "connections"),
+        (e.rate.is_some(), "rate"),
+    ] {
+        if set {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Every value of an entry checked on its own: names that exist, quantities that parse,
+/// counts within their bounds.
+fn values(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Vec<FieldError>) {
+    if let Some(t) = &e.target {
+        if !spec.targets.iter().any(|x| &x.name == t) {
+            errors.push(err(
+                format!("{field}.target"),
+                format!("{t:?} names no target"),
+            ));
+        }
+    }
+    if let Some(s) = &e.scenario {
+        if !spec.scenarios.iter().any(|x| &x.name == s) {
+            errors.push(err(
+                format!("{field}.scenario"),
+                format!("{s:?} names no scenario"),
+            ));
+        }
+    }
+    if let Some(Err(x)) = e.cpu.as_deref().map(units::cpu_millis) {
+        errors.push(err(format!("{field}.cpu"), x));
+    }
+    if let Some(Err(x)) = e.memory.as_deref().map(units::memory_bytes) {
+        errors.push(err(format!("{field}.memory"), x));
+    }
+    let bounds = [
+        ("replicas", e.replicas.map(i64::from), 32),
+        ("connections", e.connections.map(i64::from), 20_000),
+        ("rate", e.rate, MAX_RATE),
+    ];
+    for (name, v, max) in bounds {
+        if let Some(v) = v.filter(|v| !(1..=max).contains(v)) {
+            errors.push(err(
+                format!("{field}.{name}"),
+                format!("{v} is out of range: use a value between 1 and {max}"),
+            ));
+        }
+    }
+}
+
+/// An exclusion that could match nothing is a mistake: it names no value, an axis the matrix
+/// does not sweep, or a value that axis does not have.
+fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Vec<FieldError>) {
+    let m = spec.matrix.clone().unwrap_or_default();
+    if named(e).is_empty() {
+        errors.push(err(
+            field.to_string(),
+            "names no value, so it excludes nothing: name the values of the cells to remove".into(),
+        ));
+        return;
+    }
+    let swept = Swept::of(&m);
+    let listed = |list: Vec<String>, v: String| list.is_empty() || list.contains(&v);
+    let checks: [(&str, bool, Option<(String, Vec<String>)>); 7] = [
+        (
+            "targets",
+            true,
+            e.target.clone().map(|v| (v, m.targets.clone())),
+        ),
+        (
+            "scenarios",
+            true,
+            e.scenario.clone().map(|v| (v, m.scenarios.clone())),
+        ),
+        ("cpu", swept.cpu, e.cpu.clone().map(|v| (v, m.cpu.clone()))),
+        (
+            "memory",
+            swept.memory,
+            e.memory.clone().map(|v| (v, m.memory.clone())),
+        ),
+        (
+            "replicas",
+            swept.replicas,
+            e.replicas.map(|v| {
+                (
+                    v.to_string(),
+                    m.replicas.iter().map(i32::to_string).collect(),
+                )
+            }),
+        ),
+        (
+            "connections",
+            swept.connections,
+            e.connections.map(|v| {
+                (
+                    v.to_string(),
+                    m.connections.iter().map(i32::to_string).collect(),
+                )
+            }),
+        ),
+        (
+            "rate",
+            swept.rate,
+            e.rate
+                .map(|v| (v.to_string(), m.rate.iter().map(i64::to_string).collect())),
+        ),
+    ];
+    for (axis, is_swept, value) in checks {
+        let Some((v, list)) = value else { continue };
+        let key = axis.trim_end_matches('s');
+        let key = if axis == "replicas" || axis == "connections" {
+            axis
+        } else {
+            key
+        };
+        if !is_swept {
+            errors.push(err(
+                format!("{field}.{key}"),
+                format!("the matrix does not sweep {axis} (spec.matrix.{axis} is not a list), so no cell differs in it: remove it from the entry"),
+            ));
+        } else if !listed(list.clone(), v.clone()) {
+            errors.push(err(
+                format!("{field}.{key}"),
+                format!(
+                    "{v} is not one of spec.matrix.{axis} [{}], so the entry excludes nothing",
+                    list.join(", ")
+                ),
+            ));
+        }
+    }
+}
+
+/// Checks every include and exclude entry, then that an include entry that pairs with no cell
+/// can add one and that no two cells of the expanded matrix are the same.
+pub fn check(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
+    let Some(m) = &spec.matrix else { return };
+    let before = errors.len();
+    for (i, e) in m.exclude.iter().enumerate() {
+        let field = format!("spec.matrix.exclude[{i}]");
+        values(spec, &field, e, errors);
+        exclusion(spec, &field, e, errors);
+    }
+    for (i, e) in m.include.iter().enumerate() {
+        let field = format!("spec.matrix.include[{i}]");
+        if named(e).is_empty() {
+            errors.push(err(
+                field.clone(),
+                "names no value: give the values of the cell to add or pair".into(),
+            ));
+        }
+        values(spec, &field, e, errors);
+    }
+    if errors.len() > before || m.include.is_empty() {
+        return;
+    }
+    let surviving = surviving_product(spec);
+    for (i, e) in m.include.iter().enumerate() {
+        if !pairs_with_any(spec, &surviving, e) {
+            if let Err(why) = added_cell(spec, m, e) {
+                errors.push(err(format!("spec.matrix.include[{i}]"), why));
+            }
+        }
+    }
+    let cells = expand(spec);
+    let mut seen = BTreeSet::new();
+    for c in &cells {
+        let key = (
+            c.target,
+            c.cpu.clone(),
+            c.memory.clone(),
+            c.replicas,
+            c.scenario,
+            c.connections,
+            c.rate,
+        );
+        if !seen.insert(key) {
+            errors.push(err(
+                "spec.matrix.include".into(),
+                format!(
+                    "cell {} repeats an earlier cell ({} cpu={} memory={} replicas={} connections={}): remove the entry that adds it again",
+                    c.index, spec.targets[c.target].name, c.cpu, c.memory, c.replicas, c.connections
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{validate, BenchmarkRunSpec};
+
+    fn errors(matrix: serde_json::Value) -> Vec<(String, String)> {
+        let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "node", "image": "x"}, {"name": "java", "image": "y"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "resources": {"cpu": "1", "memory": "1Gi"},
+            "load": {"connections": 50, "duration": "30s"},
+            "matrix": matrix
+        }))
+        .unwrap();
+        match validate(&spec) {
+            Ok(_) => Vec::new(),
+            Err(es) => es.into_iter().map(|e| (e.field, e.message)).collect(),
+        }
+    }
+
+    fn only(es: &[(String, String)]) -> (&str, &str) {
+        assert_eq!(es.len(), 1, "{es:?}");
+        (es[0].0.as_str(), es[0].1.as_str())
+    }
+
+    #[test]
+    fn valid_entries_pass() {
+        let es = errors(serde_json::json!({
+            "cpu": ["1", "3500m"], "replicas": [1, 2],
+            "exclude": [{"cpu": "3500m", "replicas": 2}],
+            "include": [{"target": "java", "cpu": "1", "replicas": 1, "connections": 500}]
+        }));
+        assert!(es.is_empty(), "{es:?}");
+    }
+
+    #[test]
+    fn an_exclusion_of_an_unswept_axis_or_an_absent_value_is_refused() {
+        let es = errors(serde_json::json!({"exclude": [{"cpu": "2"}]}));
+        let (field, message) = only(&es);
+        assert_eq!(field, "spec.matrix.exclude[0].cpu");
+        assert!(message.contains("does not sweep cpu"), "{message}");
+        let es =
+            errors(serde_json::json!({"connections": [50, 100], "exclude": [{"connections": 70}]}));
+        let (field, message) = only(&es);
+        assert_eq!(field, "spec.matrix.exclude[0].connections");
+        assert!(
+            message.contains("70 is not one of spec.matrix.connections [50, 100]"),
+            "{message}"
+        );
+        let es = errors(serde_json::json!({"exclude": [{}]}));
+        assert_eq!(only(&es).0, "spec.matrix.exclude[0]");
+    }
+
+    #[test]
+    fn entries_naming_unknown_targets_or_values_out_of_range_are_refused() {
+        let es = errors(serde_json::json!({"include": [{"target": "go", "connections": 500}]}));
+        assert_eq!(
+            only(&es),
+            ("spec.matrix.include[0].target", "\"go\" names no target")
+        );
+        let es = errors(serde_json::json!({"include": [{"target": "java", "replicas": 0}]}));
+        assert_eq!(only(&es).0, "spec.matrix.include[0].replicas");
+        let es = errors(serde_json::json!({"include": [{"target": "java", "cpu": "lots"}]}));
+        assert_eq!(only(&es).0, "spec.matrix.include[0].cpu");
+    }
+
+    #[test]
+    fn an_added_cell_without_its_target_or_a_repeated_cell_is_refused() {
+        let es =
+            errors(serde_json::json!({"connections": [50], "include": [{"connections": 500}]}));
+        let (field, message) = only(&es);
+        assert_eq!(field, "spec.matrix.include[0]");
+        assert!(message.contains("name one of node, java"), "{message}");
+        let es = errors(serde_json::json!({
+            "connections": [50],
+            "include": [{"target": "java", "connections": 500}, {"target": "java", "connections": 500}]
+        }));
+        let (field, message) = only(&es);
+        assert_eq!(field, "spec.matrix.include");
+        assert!(
+            message.contains("cell 3 repeats an earlier cell"),
+            "{message}"
+        );
+    }
+}
