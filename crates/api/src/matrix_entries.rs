@@ -72,6 +72,9 @@ fn values(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Ve
     }
 }
 
+/// An axis, whether the matrix sweeps it, and the entry's value with the axis' list.
+type AxisCheck<'a> = (&'a str, bool, Option<(String, Vec<String>)>);
+
 /// An exclusion that could match nothing is a mistake: it names no value, an axis the matrix
 /// does not sweep, or a value that axis does not have.
 fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Vec<FieldError>) {
@@ -85,7 +88,7 @@ fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut
     }
     let swept = Swept::of(&m);
     let listed = |list: Vec<String>, v: String| list.is_empty() || list.contains(&v);
-    let checks: [(&str, bool, Option<(String, Vec<String>)>); 7] = [
+    let checks: [AxisCheck; 7] = [
         (
             "targets",
             true,
