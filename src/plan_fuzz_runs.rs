@@ -1,8 +1,11 @@
 //! Validated runs for the planner's property tests: the planner's, builders' and results'
 //! test specs and the repository's examples, with edits to what the planner reads (repeats,
-//! cleanup, time limits from 1ns to Go's longest, warm-up, SLOs, the load bound, the matrix).
+//! cleanup, time limits from 1ns to Go's longest, warm-up, SLOs, the load bound, the matrix with
+//! its include and exclude entries).
 
-use benchrun_api::{validate, BenchmarkRunSpec, Cleanup, Matrix, Slo, Timeouts, ValidatedRun};
+use benchrun_api::{
+    validate, BenchmarkRunSpec, Cleanup, Matrix, MatrixEntry, Slo, Timeouts, ValidatedRun,
+};
 use proptest::prelude::*;
 
 use crate::plan::tests::SPEC;
@@ -21,6 +24,10 @@ enum Edit {
     Timeouts(Option<&'static str>, Option<&'static str>),
     Slo(Option<&'static str>, Option<&'static str>, Option<i64>),
     Replicas(Vec<i32>),
+    /// An include entry: a replica count and a CPU limit, either of which may be absent.
+    Include(Option<i32>, Option<&'static str>),
+    /// An exclude entry naming a replica count.
+    Exclude(i32),
     NoMatrix,
 }
 
@@ -51,6 +58,12 @@ fn edit() -> impl Strategy<Value = Edit> {
         )
             .prop_map(|(p99, e, t)| Edit::Slo(p99, e, t)),
         prop::collection::vec(prop::sample::select(vec![1, 2, 32]), 0..4).prop_map(Edit::Replicas),
+        (
+            prop::option::of(prop::sample::select(vec![1, 2, 3])),
+            prop::option::of(prop::sample::select(vec!["250m", "1", "3500m"])),
+        )
+            .prop_map(|(r, c)| Edit::Include(r, c)),
+        prop::sample::select(vec![1, 2, 32]).prop_map(Edit::Exclude),
         Just(Edit::NoMatrix),
     ]
 }
@@ -89,6 +102,21 @@ fn apply(spec: &mut BenchmarkRunSpec, e: &Edit) {
             })
         }
         Edit::Replicas(r) => spec.matrix.get_or_insert_with(Matrix::default).replicas = r.clone(),
+        Edit::Include(replicas, cpu) => {
+            let entry = MatrixEntry {
+                replicas: *replicas,
+                cpu: cpu.map(Into::into),
+                ..MatrixEntry::default()
+            };
+            spec.matrix.get_or_insert_with(Matrix::default).include.push(entry);
+        }
+        Edit::Exclude(r) => {
+            let entry = MatrixEntry {
+                replicas: Some(*r),
+                ..MatrixEntry::default()
+            };
+            spec.matrix.get_or_insert_with(Matrix::default).exclude.push(entry);
+        }
         Edit::NoMatrix => spec.matrix = None,
     }
 }

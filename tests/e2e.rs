@@ -48,7 +48,9 @@ spec:
 }
 
 /// The measured requests of every cell equal what the target itself counted for that cell,
-/// and CPU and memory come back from Prometheus within the limits.
+/// and CPU and memory come back from Prometheus within the limits. The matrix uses `exclude`
+/// (drops 500m × 8 connections) and `include` (pairs 96Mi with the 250m cells, adds a 750m cell
+/// after the product), so the cells measured are exactly those the expansion promises.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn run_measures_every_cell_and_counts_match_the_target() {
@@ -57,7 +59,9 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
     let counter = TargetCounter::start(cluster.client.clone(), &ns);
     let yaml = demo_run(
         "matrix",
-        r#"{cpu: ["250m", "500m"], connections: [2, 8]}"#,
+        r#"{cpu: ["250m", "500m"], connections: [2, 8],
+           exclude: [{cpu: "500m", connections: 8}],
+           include: [{cpu: "250m", memory: "96Mi"}, {cpu: "750m", connections: 4}]}"#,
         "",
     );
     let outcome = async {
@@ -75,6 +79,24 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
             status.results.len() == 4,
             "{} results",
             status.results.len()
+        );
+        let cells: Vec<(i32, &str, &str, i32)> = status
+            .results
+            .iter()
+            .map(|r| {
+                let k = &r.coordinates;
+                (r.cell, k.cpu.as_str(), k.memory.as_str(), k.connections)
+            })
+            .collect();
+        anyhow::ensure!(
+            cells
+                == [
+                    (0, "250m", "96Mi", 2),
+                    (1, "250m", "96Mi", 8),
+                    (2, "500m", "128Mi", 2),
+                    (3, "750m", "128Mi", 4)
+                ],
+            "cells measured {cells:?}"
         );
         let counts = counter.snapshot();
         for r in &status.results {
@@ -104,9 +126,11 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
                 "cell {}: target CPU {cpu} above its limit {limit}",
                 r.cell
             );
+            let mem = r.usage.memory_avg_bytes.unwrap_or(0);
+            let mem_limit = benchrun_api::units::memory_bytes(&r.coordinates.memory).unwrap();
             anyhow::ensure!(
-                r.usage.memory_avg_bytes.unwrap_or(0) > 0,
-                "cell {}: no target memory",
+                mem > 0 && mem <= mem_limit,
+                "cell {}: target memory {mem} B, limit {mem_limit} B",
                 r.cell
             );
         }

@@ -72,6 +72,47 @@ fn values(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Ve
     }
 }
 
+/// The load values an include entry brings into its cells must fit the run as the axes'
+/// values do: split evenly over the load pods, a rate only with `load.duration`, no more
+/// connections than `load.requests`.
+fn load_values(
+    spec: &BenchmarkRunSpec,
+    field: &str,
+    e: &MatrixEntry,
+    errors: &mut Vec<FieldError>,
+) {
+    let pods = i64::from(spec.load.pods.max(1));
+    if let Some(c) = e.connections.map(i64::from) {
+        if c < pods || c % pods != 0 {
+            errors.push(err(
+                format!("{field}.connections"),
+                format!("{c} connections cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
+            ));
+        }
+        if let Some(n) = spec.load.requests.filter(|n| *n < c) {
+            errors.push(err(
+                format!("{field}.connections"),
+                format!("{c} connections is more than load.requests ({n}), so some would send nothing; raise load.requests or lower the connections"),
+            ));
+        }
+    }
+    if let Some(r) = e.rate {
+        if spec.load.duration.is_none() {
+            errors.push(err(
+                format!("{field}.rate"),
+                "the open model needs load.duration, but the run is bounded by load.requests"
+                    .into(),
+            ));
+        }
+        if r % pods != 0 {
+            errors.push(err(
+                format!("{field}.rate"),
+                format!("a rate of {r} req/s cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
+            ));
+        }
+    }
+}
+
 /// An axis, whether the matrix sweeps it, and the entry's value with the axis' list.
 type AxisCheck<'a> = (&'a str, bool, Option<(String, Vec<String>)>);
 
@@ -176,8 +217,13 @@ pub fn check(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
             ));
         }
         values(spec, &field, e, errors);
+        load_values(spec, &field, e, errors);
     }
-    if errors.len() > before || m.include.is_empty() {
+    // The exact expansion below is only for matrices the size check lets through.
+    if errors.len() > before
+        || m.include.is_empty()
+        || crate::matrix::cell_count(spec) > crate::spec::MAX_MEASUREMENTS
+    {
         return;
     }
     let surviving = surviving_product(spec);
@@ -294,5 +340,44 @@ mod tests {
             message.contains("cell 3 repeats an earlier cell"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn load_values_an_entry_brings_must_fit_the_load_pods_and_the_bound() {
+        let spec = |load: serde_json::Value, include: serde_json::Value| -> Vec<(String, String)> {
+            let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+                "targets": [{"name": "node", "image": "x"}],
+                "scenarios": [{"name": "hello", "path": "/hello"}],
+                "load": load,
+                "matrix": {"include": include}
+            }))
+            .unwrap();
+            validate(&spec)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| (e.field, e.message))
+                .collect()
+        };
+        let es = spec(
+            serde_json::json!({"connections": 4, "pods": 2, "duration": "30s"}),
+            serde_json::json!([{"connections": 5, "rate": 101}]),
+        );
+        let fields: Vec<&str> = es.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.matrix.include[0].connections",
+                "spec.matrix.include[0].rate"
+            ],
+            "{es:?}"
+        );
+        let es = spec(
+            serde_json::json!({"connections": 4, "requests": 100}),
+            serde_json::json!([{"connections": 500}, {"rate": 10}]),
+        );
+        assert_eq!(es.len(), 2, "{es:?}");
+        assert!(es[0].1.contains("more than load.requests (100)"), "{es:?}");
+        assert!(es[1].1.contains("needs load.duration"), "{es:?}");
     }
 }
