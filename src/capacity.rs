@@ -55,9 +55,12 @@ struct Key(Coordinates);
 
 impl Key {
     fn closed(c: &Coordinates) -> Key {
+        // A request count bounds the window like a duration: cells of one connections sweep
+        // may be paired with different counts and still belong to one curve.
         Key(Coordinates {
             connections: 0,
             rate: None,
+            requests: None,
             ..c.clone()
         })
     }
@@ -78,6 +81,7 @@ impl Key {
             memory: c.memory,
             replicas: c.replicas,
             connections: open.then_some(c.connections),
+            keep_alive: c.keep_alive,
             model: model.to_string(),
             ..Capacity::default()
         }

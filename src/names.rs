@@ -299,6 +299,8 @@ pub(crate) mod tests {
             scenario: 0,
             connections,
             rate: None,
+            requests: None,
+            keep_alive: true,
         }
     }
 

@@ -108,14 +108,20 @@ fn apply(spec: &mut BenchmarkRunSpec, e: &Edit) {
                 cpu: cpu.map(Into::into),
                 ..MatrixEntry::default()
             };
-            spec.matrix.get_or_insert_with(Matrix::default).include.push(entry);
+            spec.matrix
+                .get_or_insert_with(Matrix::default)
+                .include
+                .push(entry);
         }
         Edit::Exclude(r) => {
             let entry = MatrixEntry {
                 replicas: Some(*r),
                 ..MatrixEntry::default()
             };
-            spec.matrix.get_or_insert_with(Matrix::default).exclude.push(entry);
+            spec.matrix
+                .get_or_insert_with(Matrix::default)
+                .exclude
+                .push(entry);
         }
         Edit::NoMatrix => spec.matrix = None,
     }

@@ -84,6 +84,8 @@ pub fn coordinates(run: &ValidatedRun, cell: &Cell) -> Coordinates {
         replicas: cell.replicas,
         connections: cell.connections,
         rate: cell.rate,
+        requests: cell.requests,
+        keep_alive: Coordinates::keep_alive_field(cell.keep_alive),
     }
 }
 
@@ -328,6 +330,14 @@ pub fn describe(run: &ValidatedRun, c: &Coordinates) -> String {
         s += &format!(" replicas={}", c.replicas);
     }
     s += &format!(" c={}", c.connections);
+    if !m.requests.is_empty() || !m.include.is_empty() {
+        if let Some(n) = c.requests {
+            s += &format!(" n={n}");
+        }
+    }
+    if !c.keeps_alive() {
+        s += " keepalive=off";
+    }
     if let Some(rate) = c.rate {
         s += &format!(" rate={rate}");
     }

@@ -74,9 +74,12 @@ pub(crate) fn load_args(
         "-c".to_string(),
         share(i64::from(cell.connections), pods).to_string(),
     ];
-    match run.limit {
-        Limit::Requests(n) => args.extend(["-n".into(), share(n, pods).to_string()]),
-        Limit::Duration(d) => args.extend(["-d".into(), format_duration(d)]),
+    // The cell's own count (a matrix.requests value or an include entry's) when it has one.
+    match (cell.requests, run.limit) {
+        (Some(n), _) | (None, Limit::Requests(n)) => {
+            args.extend(["-n".into(), share(n, pods).to_string()])
+        }
+        (None, Limit::Duration(d)) => args.extend(["-d".into(), format_duration(d)]),
     }
     if let Some(rate) = cell.rate {
         let per_pod = rate as f64 / f64::from(pods.max(1));
@@ -88,7 +91,7 @@ pub(crate) fn load_args(
         Warmup::Requests(n) => args.extend(["--warmup".into(), share(n, pods).to_string()]),
     }
     args.extend(["--timeout".into(), format_duration(run.timeout)]);
-    if !run.spec.load.keep_alive {
+    if !cell.keep_alive {
         args.push("--no-keepalive".into());
     }
     args.extend(["-H".into(), cell_header(run_name, cell.index, repeat)]);
@@ -401,6 +404,25 @@ mod tests {
         assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
         assert!(value_after(&args, "-d").is_none());
+    }
+
+    #[test]
+    fn each_cell_runs_its_own_request_count_and_keep_alive() {
+        // Cells: c=4 with n=1000 and keep-alive, c=16 with n=100000 and without.
+        let spec = DEMO
+            .replace("  duration: 10s\n", "  requests: 1000\n")
+            .replace(
+                "  connections: [4, 16]\n",
+                "  connections: [4, 16]\n  include:\n    - {connections: 16, requests: 100000, keepAlive: false}\n",
+            );
+        let run = validated(&spec);
+        let args = args_of(&job_of(&run, 0, 0, "1.2.3.4"));
+        assert_eq!(value_after(&args, "-n").as_deref(), Some("500"));
+        assert!(!args.contains(&"--no-keepalive".to_string()));
+        let args = args_of(&job_of(&run, 1, 0, "1.2.3.4"));
+        assert_eq!(value_after(&args, "-c").as_deref(), Some("8"));
+        assert_eq!(value_after(&args, "-n").as_deref(), Some("50000"));
+        assert!(args.contains(&"--no-keepalive".to_string()));
     }
 
     #[test]

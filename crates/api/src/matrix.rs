@@ -1,8 +1,8 @@
 //! Expansion of the matrix into cells, in a documented and stable order.
 //!
-//! Order, outermost to innermost: target, cpu, memory, replicas, scenario, connections, rate.
-//! Cells that differ only in the inner three (scenario, connections, rate) share one target
-//! deployment, so the operator deploys each target configuration once and measures all of its
+//! Order, outermost to innermost: target, cpu, memory, replicas, scenario, connections,
+//! requests, keepAlive, rate. Cells that differ only in the load settings (scenario and the
+//! axes after it) share one target deployment, so the operator deploys each target configuration once and measures all of its
 //! load settings back to back.
 //!
 //! `matrix.exclude` then removes cells and `matrix.include` pairs values with cells or adds
@@ -32,6 +32,11 @@ pub struct Cell {
     pub connections: i32,
     /// Open-model rate, if any.
     pub rate: Option<i64>,
+    /// Measured requests over all load pods when the run is bounded by a count (`None`: by
+    /// `load.duration`).
+    pub requests: Option<i64>,
+    /// Whether the load keeps connections open between requests.
+    pub keep_alive: bool,
 }
 
 impl Cell {
@@ -108,6 +113,11 @@ fn product(spec: &BenchmarkRunSpec, m: &Matrix) -> Vec<Cell> {
         &m.rate.iter().copied().map(Some).collect::<Vec<_>>(),
         spec.load.rate,
     );
+    let requests: Vec<Option<i64>> = axis(
+        &m.requests.iter().copied().map(Some).collect::<Vec<_>>(),
+        spec.load.requests,
+    );
+    let keep_alives = axis(&m.keep_alive, spec.load.keep_alive);
     let mut cells = Vec::new();
     for &target in &targets {
         for cpu in &cpus {
@@ -115,17 +125,23 @@ fn product(spec: &BenchmarkRunSpec, m: &Matrix) -> Vec<Cell> {
                 for &r in &replicas {
                     for &scenario in &scenarios {
                         for &connections in &conns {
-                            for &rate in &rates {
-                                cells.push(Cell {
-                                    index: cells.len(),
-                                    target,
-                                    cpu: cpu.clone(),
-                                    memory: memory.clone(),
-                                    replicas: r,
-                                    scenario,
-                                    connections,
-                                    rate,
-                                });
+                            for &requests in &requests {
+                                for &keep_alive in &keep_alives {
+                                    for &rate in &rates {
+                                        cells.push(Cell {
+                                            index: cells.len(),
+                                            target,
+                                            cpu: cpu.clone(),
+                                            memory: memory.clone(),
+                                            replicas: r,
+                                            scenario,
+                                            connections,
+                                            rate,
+                                            requests,
+                                            keep_alive,
+                                        });
+                                    }
+                                }
                             }
                         }
                     }
@@ -149,6 +165,10 @@ pub struct Swept {
     pub connections: bool,
     /// `matrix.rate` is a list.
     pub rate: bool,
+    /// `matrix.requests` is a list.
+    pub requests: bool,
+    /// `matrix.keepAlive` is a list.
+    pub keep_alive: bool,
 }
 
 impl Swept {
@@ -160,6 +180,8 @@ impl Swept {
             replicas: !m.replicas.is_empty(),
             connections: !m.connections.is_empty(),
             rate: !m.rate.is_empty(),
+            requests: !m.requests.is_empty(),
+            keep_alive: !m.keep_alive.is_empty(),
         }
     }
 }
@@ -188,6 +210,8 @@ pub fn matches(spec: &BenchmarkRunSpec, entry: &MatrixEntry, cell: &Cell) -> boo
         && entry.replicas.is_none_or(|v| v == cell.replicas)
         && entry.connections.is_none_or(|v| v == cell.connections)
         && entry.rate.is_none_or(|v| Some(v) == cell.rate)
+        && entry.requests.is_none_or(|v| Some(v) == cell.requests)
+        && entry.keep_alive.is_none_or(|v| v == cell.keep_alive)
 }
 
 /// Whether the values `entry` names on swept axes are those of `cell` (so its other values can
@@ -206,6 +230,8 @@ fn swept_values_match(
         replicas: entry.replicas.filter(|_| s.replicas),
         connections: entry.connections.filter(|_| s.connections),
         rate: entry.rate.filter(|_| s.rate),
+        requests: entry.requests.filter(|_| s.requests),
+        keep_alive: entry.keep_alive.filter(|_| s.keep_alive),
     };
     if swept_only == MatrixEntry::default() {
         // Names no swept axis: pairs with every cell.
@@ -230,6 +256,12 @@ fn pair(s: &Swept, entry: &MatrixEntry, cell: &mut Cell) {
     }
     if let Some(v) = entry.rate.filter(|_| !s.rate) {
         cell.rate = Some(v);
+    }
+    if let Some(v) = entry.requests.filter(|_| !s.requests) {
+        cell.requests = Some(v);
+    }
+    if let Some(v) = entry.keep_alive.filter(|_| !s.keep_alive) {
+        cell.keep_alive = v;
     }
 }
 
@@ -292,6 +324,8 @@ pub fn added_cell(
         scenario,
         connections: entry.connections.unwrap_or(spec.load.connections),
         rate: entry.rate.or(spec.load.rate),
+        requests: entry.requests.or(spec.load.requests),
+        keep_alive: entry.keep_alive.unwrap_or(spec.load.keep_alive),
     })
 }
 
@@ -311,6 +345,8 @@ pub fn cell_count(spec: &BenchmarkRunSpec) -> usize {
         n(m.replicas.len(), 1),
         n(m.connections.len(), 1),
         n(m.rate.len(), 1),
+        n(m.requests.len(), 1),
+        n(m.keep_alive.len(), 1),
     ]
     .into_iter()
     .fold(1, usize::saturating_mul);
@@ -505,5 +541,63 @@ mod tests {
     fn an_empty_exclude_entry_removes_nothing() {
         let s = spec(serde_json::json!({"exclude": [{}]}));
         assert_eq!(expand(&s).len(), 2);
+    }
+
+    fn counted(matrix: serde_json::Value) -> BenchmarkRunSpec {
+        serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "express", "image": "x"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "load": {"connections": 50, "requests": 1000},
+            "matrix": matrix
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn requests_and_keep_alive_are_axes_inside_connections() {
+        let s = counted(serde_json::json!({
+            "connections": [10, 50], "requests": [1000, 5000], "keepAlive": [true, false]
+        }));
+        let cells = expand(&s);
+        assert_eq!(cells.len(), 8);
+        assert_eq!(cell_count(&s), 8);
+        let got: Vec<(i32, Option<i64>, bool)> = cells
+            .iter()
+            .map(|c| (c.connections, c.requests, c.keep_alive))
+            .collect();
+        assert_eq!(
+            got[..4],
+            [
+                (10, Some(1000), true),
+                (10, Some(1000), false),
+                (10, Some(5000), true),
+                (10, Some(5000), false)
+            ]
+        );
+        assert!(cells.windows(2).all(|w| w[0].same_deployment(&w[1])));
+    }
+
+    #[test]
+    fn include_pairs_a_request_count_with_each_connection_count() {
+        // The comparison "50 connections × 1 000 requests and 500 connections × 1 000 000".
+        let s = counted(serde_json::json!({
+            "connections": [50, 500],
+            "include": [
+                {"connections": 50, "requests": 1000},
+                {"connections": 500, "requests": 1000000, "keepAlive": false}
+            ]
+        }));
+        let got: Vec<(i32, Option<i64>, bool)> = expand(&s)
+            .iter()
+            .map(|c| (c.connections, c.requests, c.keep_alive))
+            .collect();
+        assert_eq!(got, [(50, Some(1000), true), (500, Some(1_000_000), false)]);
+    }
+
+    #[test]
+    fn a_duration_bounded_run_has_no_request_count_per_cell() {
+        let s = spec(serde_json::json!({"keepAlive": [false]}));
+        let cells = expand(&s);
+        assert!(cells.iter().all(|c| c.requests.is_none() && !c.keep_alive));
     }
 }

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::matrix::{added_cell, expand, pairs_with_any, surviving_product, Swept};
-use crate::spec::{BenchmarkRunSpec, MatrixEntry, MAX_RATE};
+use crate::matrix::{added_cell, expand, pairs_with_any, surviving_product, Cell, Swept};
+use crate::spec::{BenchmarkRunSpec, MatrixEntry, MAX_RATE, MAX_REQUESTS};
 use crate::units;
 use crate::validate::FieldError;
 
@@ -24,6 +24,8 @@ fn named(e: &MatrixEntry) -> Vec<&'static str> {
         (e.replicas.is_some(), "replicas"),
         (e.connections.is_some(), "connections"),
         (e.rate.is_some(), "rate"),
+        (e.requests.is_some(), "requests"),
+        (e.keep_alive.is_some(), "keepAlive"),
     ] {
         if set {
             out.push(name);
@@ -61,6 +63,7 @@ fn values(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Ve
         ("replicas", e.replicas.map(i64::from), 32),
         ("connections", e.connections.map(i64::from), 20_000),
         ("rate", e.rate, MAX_RATE),
+        ("requests", e.requests, MAX_REQUESTS),
     ];
     for (name, v, max) in bounds {
         if let Some(v) = v.filter(|v| !(1..=max).contains(v)) {
@@ -73,8 +76,8 @@ fn values(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut Ve
 }
 
 /// The load values an include entry brings into its cells must fit the run as the axes'
-/// values do: split evenly over the load pods, a rate only with `load.duration`, no more
-/// connections than `load.requests`.
+/// values do: split evenly over the load pods, a rate only with `load.duration`, a request
+/// count only with `load.requests`.
 fn load_values(
     spec: &BenchmarkRunSpec,
     field: &str,
@@ -89,10 +92,19 @@ fn load_values(
                 format!("{c} connections cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
             ));
         }
-        if let Some(n) = spec.load.requests.filter(|n| *n < c) {
+    }
+    if let Some(n) = e.requests {
+        if spec.load.requests.is_none() {
             errors.push(err(
-                format!("{field}.connections"),
-                format!("{c} connections is more than load.requests ({n}), so some would send nothing; raise load.requests or lower the connections"),
+                format!("{field}.requests"),
+                "a request count needs load.requests, but the run is bounded by load.duration"
+                    .into(),
+            ));
+        }
+        if n % pods != 0 {
+            errors.push(err(
+                format!("{field}.requests"),
+                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
             ));
         }
     }
@@ -129,7 +141,7 @@ fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut
     }
     let swept = Swept::of(&m);
     let listed = |list: Vec<String>, v: String| list.is_empty() || list.contains(&v);
-    let checks: [AxisCheck; 7] = [
+    let checks: [AxisCheck; 9] = [
         (
             "targets",
             true,
@@ -172,14 +184,33 @@ fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut
             e.rate
                 .map(|v| (v.to_string(), m.rate.iter().map(i64::to_string).collect())),
         ),
+        (
+            "requests",
+            swept.requests,
+            e.requests.map(|v| {
+                (
+                    v.to_string(),
+                    m.requests.iter().map(i64::to_string).collect(),
+                )
+            }),
+        ),
+        (
+            "keepAlive",
+            swept.keep_alive,
+            e.keep_alive.map(|v| {
+                (
+                    v.to_string(),
+                    m.keep_alive.iter().map(bool::to_string).collect(),
+                )
+            }),
+        ),
     ];
     for (axis, is_swept, value) in checks {
         let Some((v, list)) = value else { continue };
-        let key = axis.trim_end_matches('s');
-        let key = if axis == "replicas" || axis == "connections" {
-            axis
-        } else {
-            key
+        // The entry's key: singular for the two name lists, the axis' own name otherwise.
+        let key = match axis {
+            "targets" | "scenarios" => axis.trim_end_matches('s'),
+            _ => axis,
         };
         if !is_swept {
             errors.push(err(
@@ -220,23 +251,53 @@ pub fn check(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
         load_values(spec, &field, e, errors);
     }
     // The exact expansion below is only for matrices the size check lets through.
-    if errors.len() > before
-        || m.include.is_empty()
-        || crate::matrix::cell_count(spec) > crate::spec::MAX_MEASUREMENTS
-    {
+    if errors.len() > before || crate::matrix::cell_count(spec) > crate::spec::MAX_MEASUREMENTS {
         return;
     }
-    let surviving = surviving_product(spec);
-    for (i, e) in m.include.iter().enumerate() {
-        if !pairs_with_any(spec, &surviving, e) {
-            if let Err(why) = added_cell(spec, m, e) {
-                errors.push(err(format!("spec.matrix.include[{i}]"), why));
+    if !m.include.is_empty() {
+        let surviving = surviving_product(spec);
+        for (i, e) in m.include.iter().enumerate() {
+            if !pairs_with_any(spec, &surviving, e) {
+                if let Err(why) = added_cell(spec, m, e) {
+                    errors.push(err(format!("spec.matrix.include[{i}]"), why));
+                }
             }
         }
     }
+    if m.include.is_empty() && m.requests.is_empty() {
+        // Nothing pairs values per cell: the axes' own checks cover every cell.
+        return;
+    }
     let cells = expand(spec);
+    cells_send_every_connection(&cells, errors);
+    if !m.include.is_empty() {
+        no_cell_twice(spec, &cells, errors);
+    }
+}
+
+/// Every cell bounded by a request count has at least one request per connection.
+fn cells_send_every_connection(cells: &[Cell], errors: &mut Vec<FieldError>) {
     let mut seen = BTreeSet::new();
-    for c in &cells {
+    for c in cells {
+        let Some(n) = c.requests.filter(|n| *n < i64::from(c.connections)) else {
+            continue;
+        };
+        if seen.insert((n, c.connections)) {
+            errors.push(err(
+                "spec.matrix".into(),
+                format!(
+                    "cell {} ({} connections, {n} requests) has fewer requests than connections, so some connections would send nothing: pair it with more requests (matrix.include) or exclude it",
+                    c.index, c.connections
+                ),
+            ));
+        }
+    }
+}
+
+/// No include entry adds a cell the matrix already has.
+fn no_cell_twice(spec: &BenchmarkRunSpec, cells: &[Cell], errors: &mut Vec<FieldError>) {
+    let mut seen = BTreeSet::new();
+    for c in cells {
         let key = (
             c.target,
             c.cpu.clone(),
@@ -245,6 +306,8 @@ pub fn check(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
             c.scenario,
             c.connections,
             c.rate,
+            c.requests,
+            c.keep_alive,
         );
         if !seen.insert(key) {
             errors.push(err(
@@ -379,5 +442,56 @@ mod tests {
         assert_eq!(es.len(), 2, "{es:?}");
         assert!(es[0].1.contains("more than load.requests (100)"), "{es:?}");
         assert!(es[1].1.contains("needs load.duration"), "{es:?}");
+    }
+
+    #[test]
+    fn request_counts_are_checked_per_cell_and_need_a_counted_run() {
+        let check = |load: serde_json::Value, matrix: serde_json::Value| -> Vec<(String, String)> {
+            let spec: BenchmarkRunSpec = serde_json::from_value(serde_json::json!({
+                "targets": [{"name": "node", "image": "x"}],
+                "scenarios": [{"name": "hello", "path": "/hello"}],
+                "load": load,
+                "matrix": matrix
+            }))
+            .unwrap();
+            validate(&spec)
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| (e.field, e.message))
+                .collect()
+        };
+        let counted = serde_json::json!({"connections": 50, "requests": 1000});
+        // 500 connections paired with 1 000 000 requests: fine although load.requests is 1000.
+        let es = check(
+            counted.clone(),
+            serde_json::json!({"connections": [50, 500],
+                "include": [{"connections": 500, "requests": 1000000}]}),
+        );
+        assert!(es.is_empty(), "{es:?}");
+        // The same without the pairing: 500 connections would share 1000 requests.
+        let es = check(
+            counted.clone(),
+            serde_json::json!({"connections": [50, 500], "requests": [1000, 2000]}),
+        );
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert_eq!(es[0].0, "spec.matrix");
+        assert!(
+            es[0].1.contains("cell 2 (500 connections, 1000 requests)"),
+            "{es:?}"
+        );
+        let es = check(
+            serde_json::json!({"connections": 50, "duration": "30s"}),
+            serde_json::json!({"requests": [1000], "include": [{"requests": 5000}]}),
+        );
+        let fields: Vec<&str> = es.iter().map(|e| e.0.as_str()).collect();
+        assert!(fields.contains(&"spec.matrix.requests"), "{es:?}");
+        assert!(
+            fields.contains(&"spec.matrix.include[0].requests"),
+            "{es:?}"
+        );
+        let es = check(counted, serde_json::json!({"keepAlive": [false, false]}));
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert_eq!(es[0].0, "spec.matrix.keepAlive");
     }
 }

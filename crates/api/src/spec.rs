@@ -17,6 +17,9 @@ use crate::status::BenchmarkRunStatus;
 pub const MAX_MEASUREMENTS: usize = 200;
 
 /// Highest request rate (req/s) of `load.rate` and of each `matrix.rate` entry.
+/// Largest `load.requests`, `load.warmupRequests` and `matrix.requests` entry, as the CRD
+/// schema states it.
+pub const MAX_REQUESTS: i64 = 100_000_000;
 pub const MAX_RATE: i64 = 10_000_000;
 
 /// An experiment: targets × resources × scenarios × load settings, measured cell by cell.
@@ -50,9 +53,10 @@ pub const MAX_RATE: i64 = 10_000_000;
     validation = Rule::new("self.scenarios.all(s, self.scenarios.exists_one(u, u.name == s.name))").message("scenarios: names must be unique"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.targets) || self.matrix.targets.all(n, self.targets.exists(t, t.name == n))").message("matrix.targets: every entry must name one of spec.targets"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
-    validation = Rule::new(format!("((has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) + (has(self.matrix) && has(self.matrix.include) ? size(self.matrix.include) : 0)) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; excluded cells count here and each include entry counts as one cell; split the experiment into several runs").as_str()),
+    validation = Rule::new(format!("((has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.matrix) && has(self.matrix.requests) && size(self.matrix.requests) > 0 ? size(self.matrix.requests) : 1) * (has(self.matrix) && has(self.matrix.keepAlive) && size(self.matrix.keepAlive) > 0 ? size(self.matrix.keepAlive) : 1) + (has(self.matrix) && has(self.matrix.include) ? size(self.matrix.include) : 0)) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; excluded cells count here and each include entry counts as one cell; split the experiment into several runs").as_str()),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.rate) || size(self.matrix.rate) == 0 || has(self.load.duration)").message("matrix.rate needs load.duration (the open model runs for a duration, not a request count)"),
-    validation = Rule::new("!has(self.matrix) || !has(self.matrix.connections) || !has(self.load.requests) || self.matrix.connections.all(c, c <= self.load.requests)").message("matrix.connections entries must not exceed load.requests so every connection sends a request: raise load.requests or lower the connections"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.connections) || !has(self.load.requests) || (has(self.matrix.requests) && size(self.matrix.requests) > 0) || (has(self.matrix.include) && size(self.matrix.include) > 0) || self.matrix.connections.all(c, c <= self.load.requests)").message("matrix.connections entries must not exceed load.requests so every connection sends a request: raise load.requests or lower the connections"),
+    validation = Rule::new("!has(self.matrix) || !has(self.matrix.requests) || size(self.matrix.requests) == 0 || has(self.load.requests)").message("matrix.requests needs load.requests (cells bounded by a request count, not load.duration)"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BenchmarkRunSpec {
@@ -400,6 +404,18 @@ pub struct Matrix {
     #[schemars(length(max = 32))]
     #[x_kube(validation = Rule::new(format!("self.all(r, r >= 1 && r <= {MAX_RATE})")).message(format!("matrix.rate entries must be between 1 and {MAX_RATE} requests per second (the bounds of load.rate)").as_str()))]
     pub rate: Vec<i64>,
+    /// Request counts to sweep (closed model bounded by a count, like `ab -n`); needs
+    /// `load.requests`, and every count must be at least its cell's connections.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    #[x_kube(validation = Rule::new("self.all(n, n >= 1 && n <= 100000000)").message("matrix.requests entries must be between 1 and 100000000 (the bounds of load.requests)"))]
+    pub requests: Vec<i64>,
+    /// Keep-alive settings to sweep: `[true, false]` measures every cell with persistent
+    /// connections and with a new connection per request (`ab` with and without `-k`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 2))]
+    #[x_kube(validation = Rule::new("size(self) < 2 || self[0] != self[1]").message("matrix.keepAlive entries must differ: use [true, false]"))]
+    pub keep_alive: Vec<bool>,
     /// Combinations to remove from the product of the axes, in the convention of GitHub
     /// Actions: a cell is removed when it has every value an entry names. An entry may name
     /// only swept axes (`targets`, `scenarios` and any axis given as a list above) and only
@@ -443,6 +459,12 @@ pub struct MatrixEntry {
     /// A request rate (open model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<i64>,
+    /// A request count (with `load.requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<i64>,
+    /// Keep-alive on or off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<bool>,
 }
 
 /// Objectives per cell. All set objectives must hold for a cell to meet its SLO.

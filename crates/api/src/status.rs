@@ -153,6 +153,26 @@ pub struct Coordinates {
     /// Fixed rate in requests per second (open model); absent for the closed model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<i64>,
+    /// Requests the cell was bounded by (over all load pods); absent when it ran for
+    /// `load.duration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<i64>,
+    /// `false` when the load opened a new connection per request; absent when it kept
+    /// connections open (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<bool>,
+}
+
+impl Coordinates {
+    /// Whether the load kept connections open between requests.
+    pub fn keeps_alive(&self) -> bool {
+        self.keep_alive != Some(false)
+    }
+
+    /// The `keepAlive` value to store for a cell: `Some(false)` when off, else absent.
+    pub fn keep_alive_field(keep_alive: bool) -> Option<bool> {
+        (!keep_alive).then_some(false)
+    }
 }
 
 /// Errors by class, as counted by the load generator.
@@ -444,6 +464,9 @@ pub struct Capacity {
     /// Connections of the open-model rate sweep (absent for a closed-model connections sweep).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<i32>,
+    /// `false` when the measurements opened a new connection per request; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive: Option<bool>,
     /// `USL` (closed model: throughput against connections) or `SLO` (open model: the rates
     /// against the SLOs).
     pub model: String,

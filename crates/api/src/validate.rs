@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::matrix::{self, Cell};
-use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS, MAX_RATE};
+use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS, MAX_RATE, MAX_REQUESTS};
 use crate::units;
 
 /// Shortest non-zero duration handed to the load generator: [`units::format_duration`] has
@@ -22,9 +22,6 @@ pub const MIN_SAMPLED_DURATION: Duration = Duration::from_secs(20);
 /// Bounds of `load.duration`, as the CRD schema's CEL rule states them.
 const MIN_LOAD_DURATION: Duration = Duration::from_secs(1);
 const MAX_LOAD_DURATION: Duration = Duration::from_secs(3600);
-
-/// Largest `load.requests` and `load.warmupRequests`, as the CRD schema states it.
-const MAX_REQUESTS: i64 = 100_000_000;
 
 /// A problem with one field of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -545,6 +542,36 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             "the open model needs load.duration",
         ));
     }
+    if !m.requests.is_empty() && load.requests.is_none() {
+        e.push(err(
+            "spec.matrix.requests",
+            "a request-count axis needs load.requests (the run is bounded by load.duration)",
+        ));
+    }
+    for (i, n) in m.requests.iter().enumerate() {
+        count_in_range(
+            &format!("spec.matrix.requests[{i}]"),
+            *n,
+            1,
+            MAX_REQUESTS,
+            e,
+        );
+        if n % pods != 0 {
+            e.push(err(
+                format!("spec.matrix.requests[{i}]"),
+                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
+            ));
+        }
+    }
+    let mut distinct = m.keep_alive.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != m.keep_alive.len() {
+        e.push(err(
+            "spec.matrix.keepAlive",
+            "the entries must differ: use [true, false]",
+        ));
+    }
     let conns: Vec<i32> = if m.connections.is_empty() {
         vec![load.connections]
     } else {
@@ -560,7 +587,10 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
                 ),
             ));
         }
-        if let Some(n) = load.requests {
+        // With a request-count axis or include entries, each cell's pair is checked instead
+        // (matrix_entries).
+        let per_cell = !m.requests.is_empty() || !m.include.is_empty();
+        if let Some(n) = load.requests.filter(|_| !per_cell) {
             if n < i64::from(*c) {
                 e.push(err(
                     "spec.load.requests",

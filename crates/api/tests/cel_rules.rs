@@ -141,6 +141,43 @@ fn matrix_connections_above_load_requests_are_rejected() {
 }
 
 #[test]
+fn request_count_axes_need_a_counted_run_and_may_pair_more_connections() {
+    rejected_with(
+        "{matrix: {requests: [1000, 2000]}}",
+        "matrix.requests needs load.requests",
+    );
+    rejected_with(
+        "{load: {duration: null, requests: 100}, matrix: {requests: [0]}}",
+        "matrix.requests entries must be between 1 and 100000000",
+    );
+    // Each cell's pair of connections and requests is the operator's to check.
+    with(
+        "{load: {duration: null, requests: 100}, matrix: {connections: [10, 500], include: [{connections: 500, requests: 1000000}]}}",
+    )
+    .validate_cel()
+    .unwrap();
+}
+
+#[test]
+fn keep_alive_axis_entries_must_differ() {
+    with("{matrix: {keepAlive: [true, false]}}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{matrix: {keepAlive: [false, false]}}",
+        "matrix.keepAlive entries must differ",
+    );    // The axis counts in the size rule: 100 cells × 2 = 200 is the maximum, × 2 repeats not.
+    let axes = "connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"], replicas: [1,2], keepAlive: [true, false]";
+    with(&format!("{{matrix: {{{axes}}}}}"))
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        &format!("{{repeats: 2, matrix: {{{axes}}}}}"),
+        "the matrix is too large",
+    );
+}
+
+#[test]
 fn matrix_rate_above_the_load_rate_cap_is_rejected() {
     with("{matrix: {rate: [1, 10000000]}}")
         .validate_cel()

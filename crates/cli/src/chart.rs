@@ -39,6 +39,7 @@ pub fn group_title(c: &Coordinates) -> String {
         "{}/{}  cpu={} mem={} replicas={}",
         c.target, c.scenario, c.cpu, c.memory, c.replicas
     );
+    s.push_str(&num::keep_alive_suffix(c.keep_alive));
     if let Some(r) = c.rate {
         s.push_str(&format!(" rate={r}/s"));
     }

@@ -78,16 +78,30 @@ pub fn slo_verdict(slo: Option<&str>) -> String {
     )
 }
 
-/// A one-line name for a cell: `express/hello cpu=1 mem=1Gi replicas=1 c=100 rate=500/s`.
+/// A one-line name for a cell: `express/hello cpu=1 mem=1Gi replicas=1 c=100 rate=500/s`,
+/// with `n=` for a request-bounded cell and `keepalive=off` when it had none.
 pub fn coordinates(c: &Coordinates) -> String {
     let mut s = format!(
         "{}/{} cpu={} mem={} replicas={} c={}",
         c.target, c.scenario, c.cpu, c.memory, c.replicas, c.connections
     );
+    if let Some(n) = c.requests {
+        s.push_str(&format!(" n={n}"));
+    }
+    s.push_str(&keep_alive_suffix(c.keep_alive));
     if let Some(r) = c.rate {
         s.push_str(&format!(" rate={r}/s"));
     }
     s
+}
+
+/// ` keepalive=off` for cells (or capacity entries) measured without keep-alive, else empty.
+pub fn keep_alive_suffix(keep_alive: Option<bool>) -> String {
+    if keep_alive == Some(false) {
+        " keepalive=off".into()
+    } else {
+        String::new()
+    }
 }
 
 /// `#3` or, for a repeat, `#3 r1`, followed by the coordinates.

@@ -15,6 +15,9 @@ use crate::Format;
 pub fn measurements_table(results: &[CellResult]) -> Table {
     use Align::{Left as L, Right as R};
     let repeats = results.iter().any(|r| r.repeat > 0);
+    // Request counts and keep-alive get a column only in runs that have them.
+    let counted = results.iter().any(|r| r.coordinates.requests.is_some());
+    let keep_alive = results.iter().any(|r| !r.coordinates.keeps_alive());
     let mut cols = vec![("#", R)];
     if repeats {
         cols.push(("REP", R));
@@ -26,6 +29,14 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
         ("MEM", L),
         ("REPL", R),
         ("CONNS", R),
+    ]);
+    if counted {
+        cols.push(("REQUESTS", R));
+    }
+    if keep_alive {
+        cols.push(("KEEPALIVE", L));
+    }
+    cols.extend([
         ("RATE", R),
         ("REQ/S", R),
         ("P50 MS", R),
@@ -53,8 +64,14 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
             c.memory.clone(),
             c.replicas.to_string(),
             c.connections.to_string(),
-            c.rate.map_or_else(|| NONE.into(), |v| v.to_string()),
         ]);
+        if counted {
+            row.push(c.requests.map_or_else(|| NONE.into(), |n| n.to_string()));
+        }
+        if keep_alive {
+            row.push(if c.keeps_alive() { "on" } else { "off" }.into());
+        }
+        row.push(c.rate.map_or_else(|| NONE.into(), |v| v.to_string()));
         if num::measured(r) {
             let l = r.latency_ms.as_ref();
             row.extend([
@@ -186,8 +203,13 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
         .iter()
         .map(|c| {
             let mut head = format!(
-                "{}/{} cpu={} mem={} replicas={}",
-                c.target, c.scenario, c.cpu, c.memory, c.replicas
+                "{}/{} cpu={} mem={} replicas={}{}",
+                c.target,
+                c.scenario,
+                c.cpu,
+                c.memory,
+                c.replicas,
+                num::keep_alive_suffix(c.keep_alive)
             );
             if let Some(conns) = c.connections {
                 head += &format!(" c={conns}");
@@ -355,6 +377,33 @@ mod tests {
     fn markdown_report_uses_headings_and_tables() {
         let got = render(Format::Markdown);
         fixtures::assert_golden("show.md", &got);
+    }
+
+    #[test]
+    fn request_counts_and_keep_alive_get_columns_only_when_present() {
+        let mut results = fixtures::status().results;
+        let csv = |results: &[CellResult]| {
+            let mut out = Vec::new();
+            measurements_table(results).write_csv(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let plain = csv(&results);
+        assert!(!plain.contains("REQUESTS") && !plain.contains("KEEPALIVE"));
+        results[0].coordinates.requests = Some(1000);
+        results[0].coordinates.keep_alive = Some(false);
+        let text = csv(&results);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("#,TARGET,SCENARIO,CPU,MEM,REPL,CONNS,REQUESTS,KEEPALIVE,RATE,"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].contains(",1000,off,"), "{}", lines[1]);
+        assert!(lines[2].contains(",-,on,"), "{}", lines[2]);
+        assert_eq!(
+            num::coordinates(&results[0].coordinates),
+            "express/hello cpu=1 mem=1Gi replicas=1 c=10 n=1000 keepalive=off"
+        );
     }
 
     #[test]

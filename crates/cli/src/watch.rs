@@ -48,6 +48,8 @@ pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
                 replicas: c.replicas,
                 connections: c.connections,
                 rate: c.rate,
+                requests: c.requests,
+                keep_alive: Coordinates::keep_alive_field(c.keep_alive),
             };
             line.push(' ');
             line.push_str(&num::coordinates(&coords));

@@ -349,8 +349,13 @@ fn timeline_charts(
 
 fn capacity_title(c: &Capacity) -> String {
     format!(
-        "{}/{} cpu={} mem={} replicas={}",
-        c.target, c.scenario, c.cpu, c.memory, c.replicas
+        "{}/{} cpu={} mem={} replicas={}{}",
+        c.target,
+        c.scenario,
+        c.cpu,
+        c.memory,
+        c.replicas,
+        num::keep_alive_suffix(c.keep_alive)
     )
 }
 
@@ -366,6 +371,7 @@ fn capacity_chart(c: &Capacity, results: &[CellResult]) -> Option<Chart> {
                 && (&k.target, &k.scenario, &k.cpu, &k.memory, k.replicas)
                     == (&c.target, &c.scenario, &c.cpu, &c.memory, c.replicas)
                 && c.connections.is_none_or(|n| n == k.connections)
+                && k.keep_alive == c.keep_alive
         })
         .filter_map(|r| Some((f64::from(r.coordinates.connections), r.throughput?)))
         .collect();
