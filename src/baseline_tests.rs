@@ -106,6 +106,7 @@ fn result(cell: i32, connections: i32, outcome: &str) -> CellResult {
             replicas: 1,
             connections,
             rate: None,
+            ..Coordinates::default()
         },
         outcome: outcome.into(),
         ..CellResult::default()

@@ -31,6 +31,7 @@ fn measured(target: &str, connections: i32, rate: Option<i64>, throughput: f64) 
             replicas: 1,
             connections,
             rate,
+            ..Coordinates::default()
         },
         outcome: "Measured".into(),
         throughput: Some(throughput),

@@ -146,6 +146,94 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
     cluster.finish(&ns, outcome).await;
 }
 
+/// `matrix.keepAlive` and a request count paired through `include`: every cell runs exactly its
+/// own count (and the target counts the same), and the cells without keep-alive open a
+/// connection per request while those with it open one per connection at most.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn request_counts_and_keep_alive_are_set_per_cell() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-axes").await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let yaml = demo_run(
+        "axes",
+        r#"{connections: [2, 8], keepAlive: [true, false],
+           include: [{connections: 8, requests: 40000}]}"#,
+        "",
+    )
+    .replace(
+        "duration: 20s, warmup: 3s",
+        "requests: 10000, warmupRequests: 200",
+    );
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "axes", Duration::from_secs(600))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}",
+            status.phase
+        );
+        let cells: Vec<(i32, i32, Option<i64>, bool)> = status
+            .results
+            .iter()
+            .map(|r| {
+                let k = &r.coordinates;
+                (r.cell, k.connections, k.requests, k.keeps_alive())
+            })
+            .collect();
+        anyhow::ensure!(
+            cells
+                == [
+                    (0, 2, Some(10000), true),
+                    (1, 2, Some(10000), false),
+                    (2, 8, Some(40000), true),
+                    (3, 8, Some(40000), false)
+                ],
+            "cells measured {cells:?}"
+        );
+        let counts = counter.snapshot();
+        for r in &status.results {
+            let seen = assert_counts_match(&counts, "axes", r)?;
+            let k = &r.coordinates;
+            let connects = r.connect_times_ms.as_ref().map_or(0, |c| c.count);
+            println!(
+                "cell {} c={} n={:?} keepAlive={}: {:?} requests (target counted {seen} with warm-up), {:.0} req/s, p99 {:?} ms, {connects} connects {:?}",
+                r.cell,
+                k.connections,
+                k.requests,
+                k.keeps_alive(),
+                r.requests,
+                r.throughput.unwrap_or_default(),
+                r.latency_ms.as_ref().map(|l| l.p99),
+                r.connect_times_ms
+            );
+            anyhow::ensure!(r.requests == k.requests, "cell {}: ran {:?}", r.cell, r.requests);
+            let n = k.requests.unwrap_or_default();
+            let c = i64::from(k.connections);
+            if k.keeps_alive() {
+                anyhow::ensure!(connects <= c, "cell {}: {connects} connects with keep-alive", r.cell);
+            } else {
+                // One connection per request; those open when the warm-up ended count there.
+                anyhow::ensure!(
+                    (connects - n).abs() <= c,
+                    "cell {}: {connects} connects for {n} requests without keep-alive",
+                    r.cell
+                );
+            }
+        }
+        let show = cluster.kubectl_benchrun(&["show", "axes", "-n", &ns]);
+        println!("{show}");
+        anyhow::ensure!(show.contains("REQUESTS") && show.contains("KEEPALIVE"), "{show}");
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
 fn secs(t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> f64 {
     t.as_ref()
         .map_or(0.0, |t| t.0.as_millisecond() as f64 / 1000.0)

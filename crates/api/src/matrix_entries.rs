@@ -437,11 +437,20 @@ mod tests {
         );
         let es = spec(
             serde_json::json!({"connections": 4, "requests": 100}),
-            serde_json::json!([{"connections": 500}, {"rate": 10}]),
+            serde_json::json!([{"rate": 10}]),
         );
-        assert_eq!(es.len(), 2, "{es:?}");
-        assert!(es[0].1.contains("more than load.requests (100)"), "{es:?}");
-        assert!(es[1].1.contains("needs load.duration"), "{es:?}");
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert!(es[0].1.contains("needs load.duration"), "{es:?}");
+        // An entry that pairs 500 connections with every cell of a 100-request run.
+        let es = spec(
+            serde_json::json!({"connections": 4, "requests": 100}),
+            serde_json::json!([{"connections": 500}]),
+        );
+        assert_eq!(es.len(), 1, "{es:?}");
+        assert!(
+            es[0].1.contains("cell 0 (500 connections, 100 requests)"),
+            "{es:?}"
+        );
     }
 
     #[test]
@@ -472,12 +481,12 @@ mod tests {
         // The same without the pairing: 500 connections would share 1000 requests.
         let es = check(
             counted.clone(),
-            serde_json::json!({"connections": [50, 500], "requests": [1000, 2000]}),
+            serde_json::json!({"connections": [50, 500], "requests": [100, 2000]}),
         );
         assert_eq!(es.len(), 1, "{es:?}");
         assert_eq!(es[0].0, "spec.matrix");
         assert!(
-            es[0].1.contains("cell 2 (500 connections, 1000 requests)"),
+            es[0].1.contains("cell 2 (500 connections, 100 requests)"),
             "{es:?}"
         );
         let es = check(

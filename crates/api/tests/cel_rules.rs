@@ -166,7 +166,7 @@ fn keep_alive_axis_entries_must_differ() {
     rejected_with(
         "{matrix: {keepAlive: [false, false]}}",
         "matrix.keepAlive entries must differ",
-    );    // The axis counts in the size rule: 100 cells × 2 = 200 is the maximum, × 2 repeats not.
+    ); // The axis counts in the size rule: 100 cells × 2 = 200 is the maximum, × 2 repeats not.
     let axes = "connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"], replicas: [1,2], keepAlive: [true, false]";
     with(&format!("{{matrix: {{{axes}}}}}"))
         .validate_cel()

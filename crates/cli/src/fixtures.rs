@@ -29,6 +29,7 @@ pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) 
             replicas: 1,
             connections: conns,
             rate: None,
+            ..Coordinates::default()
         },
         outcome: "Measured".into(),
         requests: Some((rps * 30.0) as i64),
