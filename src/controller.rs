@@ -346,6 +346,7 @@ async fn apply_one(
             repeat,
             cluster_ip,
             restarts_baseline,
+            start_at_ms,
         } => {
             let job = builders::build_load_job(
                 owner,
@@ -354,6 +355,7 @@ async fn apply_one(
                 *repeat,
                 cluster_ip,
                 restarts_baseline,
+                *start_at_ms,
                 &ctx.config.load,
             );
             ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;

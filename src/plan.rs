@@ -30,6 +30,9 @@ use crate::observed::Observed;
 /// kubelet defaults, so on the local cluster a sample from after the window has normally been
 /// stored by then.
 pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
+/// How far ahead of the load Job's creation its pods are told to begin when there are several
+/// (`--start-at`): time for all of them to be scheduled and started, so they begin together.
+pub const START_LEAD: Duration = Duration::from_secs(5);
 /// How long after a window ends an unreachable Prometheus is asked for it again, unless the
 /// operator is told otherwise (`--metrics-retry-for`). Prometheus keeps the samples far longer
 /// (the local cluster keeps 12 h); the bound keeps a run from waiting forever for a
@@ -66,6 +69,8 @@ pub enum Action {
         cluster_ip: String,
         /// Target container restarts at creation.
         restarts_baseline: crate::kills::RestartBaseline,
+        /// When every load pod begins (unix ms), so their windows coincide; `None` for one pod.
+        start_at_ms: Option<i64>,
     },
     /// Delete load Jobs of this run by name.
     DeleteJobs(Vec<String>),

@@ -60,6 +60,7 @@ fn refused_job_or_detail_fails_only_its_measurement() {
         repeat: 1,
         cluster_ip: "10.96.0.7".into(),
         restarts_baseline: crate::kills::RestartBaseline::default(),
+        start_at_ms: None,
     };
     let detail = Action::StoreDetail {
         cell: 0,

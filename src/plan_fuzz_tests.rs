@@ -48,11 +48,16 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 repeat,
                 cluster_ip,
                 restarts_baseline,
+                start_at_ms,
             } => {
                 prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
+                prop_assert_eq!(start_at_ms.is_some(), run.load_pods > 1, "{:?}", a);
                 let c = &run.cells[*cell];
                 let baseline = restarts_baseline;
-                builders::build_load_job(&owner, run, c, *repeat, cluster_ip, baseline, &settings);
+                let start = *start_at_ms;
+                builders::build_load_job(
+                    &owner, run, c, *repeat, cluster_ip, baseline, start, &settings,
+                );
             }
             Action::StoreDetail { cell, repeat, json } => {
                 prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
@@ -110,6 +115,7 @@ fn refused_action() -> impl Strategy<Value = Action> {
             repeat,
             cluster_ip: "10.96.0.7".into(),
             restarts_baseline: Default::default(),
+            start_at_ms: None,
         }),
         (index(), index()).prop_map(|(cell, repeat)| Action::StoreDetail {
             cell,

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{
     detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
-    Note, Planner, SCRAPE_SETTLE,
+    Note, Planner, SCRAPE_SETTLE, START_LEAD,
 };
 use crate::baseline;
 use crate::capacity;
@@ -230,9 +230,14 @@ impl Planner<'_> {
             }
             let job = names::job_name(&self.obs.run_name, cell, repeat);
             if self.obs.job == JobObserved::Absent {
+                // Several load pods start together: one time far enough ahead for all of
+                // them to be scheduled and started.
+                let start_at_ms = (self.run.load_pods > 1)
+                    .then(|| self.now.as_millisecond() + START_LEAD.as_millis() as i64);
                 self.actions.push(Action::CreateJob {
                     cell,
                     repeat,
+                    start_at_ms,
                     cluster_ip: ip,
                     restarts_baseline: RestartBaseline {
                         total: target.restarts,

@@ -186,6 +186,7 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
                     total: 3,
                     by_pod: [("web-0".to_string(), 3)].into(),
                 },
+                start_at_ms: None,
             }
         ]
     );
@@ -196,6 +197,22 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         Some(names::job_name("demo", 0, 0).as_str())
     );
     assert_eq!(cur.since, Time(at(1000)));
+}
+
+#[test]
+fn several_load_pods_are_given_one_start_a_lead_ahead() {
+    let run = validated(&SPEC.replace("warmup: 3s}", "warmup: 3s, pods: 2}"));
+    let o = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let start = d.actions.iter().find_map(|a| match a {
+        Action::CreateJob { start_at_ms, .. } => Some(*start_at_ms),
+        _ => None,
+    });
+    assert_eq!(start, Some(Some(T0 + 1000 + START_LEAD.as_millis() as i64)));
 }
 
 #[test]

@@ -149,6 +149,7 @@ pub fn measured_result(
         }),
         generator_cpu_us_per_request: (load.requests > 0)
             .then(|| round(load.cpu.us_per_request, 3)),
+        load_start_spread_ms: (run.load_pods > 1).then(|| int(load.window_start_spread_ms)),
         usage: with_generator_cpu(usage.cloned().unwrap_or_default(), run, load),
         restarts: pods.restarts,
         oom_kills: pods.oom_kills,

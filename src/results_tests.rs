@@ -81,6 +81,9 @@ pub(crate) fn load() -> LoadResult {
         },
         scenarios: Vec::new(),
         nodes: Vec::new(),
+        start_at_ms: None,
+        start_late_ms: None,
+        window_start_spread_ms: 0,
     }
 }
 

@@ -35,6 +35,8 @@ pub mod code {
     pub const METRICS_PENDING: &str = "MetricsPending";
     /// The window held too few CPU samples for trustworthy CPU figures.
     pub const WINDOW_TOO_SHORT: &str = "WindowTooShort";
+    /// The load pods began their measured windows far apart.
+    pub const STAGGERED_START: &str = "StaggeredStart";
 }
 
 /// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
@@ -50,6 +52,11 @@ pub const MAX_CV: f64 = 0.10;
 /// it. With one, both edges are estimated from intervals reaching outside the window; with
 /// none, there are no CPU figures.
 pub const MIN_CPU_SAMPLES: i32 = 2;
+/// Largest spread of the load pods' window starts, as a fraction of the window, before
+/// `StaggeredStart` (with [`MAX_START_SPREAD_MS`] as a floor).
+pub const MAX_START_SPREAD: f64 = 0.05;
+/// Spreads up to this many milliseconds never raise `StaggeredStart`.
+pub const MAX_START_SPREAD_MS: i64 = 1000;
 
 const ADVICE_GENERATOR: &str =
     "the generator, not the target, may have set the rate — add load pods or CPU";
@@ -117,6 +124,7 @@ pub fn warnings(
         ));
     }
     out.extend(concurrency_bound(r));
+    out.extend(staggered_start(r));
     let too_short = window_too_short(r);
     if !prometheus_answered {
         out.push(format!(
@@ -157,6 +165,25 @@ pub fn second(t: jiff::Timestamp) -> String {
     jiff::Timestamp::from_second(t.as_second())
         .unwrap_or(t)
         .to_string()
+}
+
+/// `StaggeredStart` when the load pods' windows began further apart than
+/// [`MAX_START_SPREAD_MS`] or [`MAX_START_SPREAD`] of the window, whichever is larger.
+pub fn staggered_start(r: &CellResult) -> Option<String> {
+    let spread = r.load_start_spread_ms?;
+    let window_ms = match (&r.window_start, &r.window_end) {
+        (Some(a), Some(b)) => b.0.as_millisecond() - a.0.as_millisecond(),
+        _ => return None,
+    };
+    let allowed = (MAX_START_SPREAD * window_ms as f64).max(MAX_START_SPREAD_MS as f64);
+    (spread as f64 > allowed).then(|| {
+        format!(
+            "{}: the load pods began their measured windows {:.1}s apart in a {:.1}s window; the merged window spans them all, so its edges ran with fewer connections and throughput is understated — check that every load pod is scheduled and started within the operator's 5s lead (image present, CPU free)",
+            code::STAGGERED_START,
+            spread as f64 / 1000.0,
+            window_ms as f64 / 1000.0
+        )
+    })
 }
 
 /// `WindowTooShort` when the window held fewer than [`MIN_CPU_SAMPLES`] CPU samples of some
@@ -479,5 +506,24 @@ mod tests {
     fn the_code_is_the_part_before_the_colon() {
         assert_eq!(code_of("SameNode: a: b"), "SameNode");
         assert_eq!(code_of("Bare"), "Bare");
+    }
+
+    #[test]
+    fn load_pods_that_began_far_apart_are_staggered() {
+        let mut r = measured();
+        let window_ms = r.window_end.as_ref().unwrap().0.as_millisecond()
+            - r.window_start.as_ref().unwrap().0.as_millisecond();
+        let limit = ((window_ms as f64 * MAX_START_SPREAD) as i64).max(MAX_START_SPREAD_MS);
+        r.load_start_spread_ms = Some(limit);
+        assert!(staggered_start(&r).is_none(), "at the limit");
+        r.load_start_spread_ms = Some(limit + 1);
+        let w = staggered_start(&r).expect("past the limit");
+        assert!(
+            w.starts_with("StaggeredStart: the load pods began their measured windows"),
+            "{w}"
+        );
+        assert_eq!(codes(&check(&r)), ["StaggeredStart"]);
+        r.load_start_spread_ms = None;
+        assert!(staggered_start(&r).is_none(), "one load pod");
     }
 }

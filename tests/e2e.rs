@@ -148,7 +148,8 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
 
 /// `matrix.keepAlive` and a request count paired through `include`: every cell runs exactly its
 /// own count (and the target counts the same), and the cells without keep-alive open a
-/// connection per request while those with it open one per connection at most.
+/// connection per request while those with it open one per connection at most. Two load pods,
+/// told one start time, begin their windows within a second of each other.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn request_counts_and_keep_alive_are_set_per_cell() {
@@ -162,8 +163,8 @@ async fn request_counts_and_keep_alive_are_set_per_cell() {
         "",
     )
     .replace(
-        "duration: 20s, warmup: 3s",
-        "requests: 10000, warmupRequests: 200",
+        "duration: 20s, warmup: 3s, resources: {cpu: 500m, memory: 64Mi}",
+        "requests: 10000, warmupRequests: 200, pods: 2, resources: {cpu: 300m, memory: 64Mi}",
     );
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
@@ -211,6 +212,14 @@ async fn request_counts_and_keep_alive_are_set_per_cell() {
                 r.connect_times_ms
             );
             anyhow::ensure!(r.requests == k.requests, "cell {}: ran {:?}", r.cell, r.requests);
+            let spread = r.load_start_spread_ms;
+            println!("cell {}: load pods began {spread:?} ms apart", r.cell);
+            anyhow::ensure!(
+                spread.is_some_and(|s| (0..1000).contains(&s)),
+                "cell {}: load windows began {spread:?} ms apart; warnings {:?}",
+                r.cell,
+                r.warnings
+            );
             let n = k.requests.unwrap_or_default();
             let c = i64::from(k.connections);
             if k.keeps_alive() {

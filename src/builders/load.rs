@@ -157,6 +157,7 @@ fn anti_affinity(
 /// pod, are kept in annotations, so restarts and OOM kills during the measurement survive an
 /// operator restart. Its deadline is the expected warm-up plus load time plus
 /// `timeouts.loadGrace`. Load pods prefer nodes without target pods and without each other.
+#[allow(clippy::too_many_arguments)] // what one measurement's Job is made of
 pub fn build_load_job(
     owner: &Owner,
     run: &ValidatedRun,
@@ -164,6 +165,7 @@ pub fn build_load_job(
     repeat: usize,
     cluster_ip: &str,
     restarts_baseline: &RestartBaseline,
+    start_at_ms: Option<i64>,
     settings: &LoadSettings,
 ) -> Job {
     let name = names::job_name(&owner.name, cell.index, repeat);
@@ -172,12 +174,19 @@ pub fn build_load_job(
     target_pods.remove(names::label::MANAGED_BY);
     target_pods.remove(names::label::PART_OF);
     let res = &run.load_resources;
-    let deadline = (run.expected_load_time() + run.load_grace).as_secs().max(1) as i64;
+    let lead = start_at_ms.map_or(0, |_| crate::plan::START_LEAD.as_secs());
+    let deadline =
+        (run.expected_load_time() + run.load_grace).as_secs().max(1) as i64 + lead as i64;
+    let mut args = load_args(&owner.name, run, cell, repeat, cluster_ip);
+    if let Some(t) = start_at_ms {
+        // Before the URL, which stays last.
+        args.insert(args.len() - 1, format!("--start-at={t}"));
+    }
     let container = Container {
         name: LOAD_CONTAINER.into(),
         image: Some(settings.image.clone()),
         image_pull_policy: Some(settings.pull_policy.clone()),
-        args: Some(load_args(&owner.name, run, cell, repeat, cluster_ip)),
+        args: Some(args),
         env: Some(vec![node_name_env()]),
         resources: Some(requirements(
             &res.cpu,
@@ -259,6 +268,7 @@ mod tests {
             repeat,
             ip,
             &baseline,
+            None,
             &settings(),
         )
     }
@@ -344,6 +354,7 @@ mod tests {
             0,
             "1.2.3.4",
             &baseline,
+            None,
             &settings(),
         );
         let notes = job.metadata.annotations.unwrap();
@@ -404,6 +415,37 @@ mod tests {
         assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
         assert!(value_after(&args, "-d").is_none());
+    }
+
+    #[test]
+    fn several_load_pods_get_one_start_time_and_the_deadline_its_lead() {
+        let run = validated(DEMO);
+        let baseline = RestartBaseline::default();
+        let job = |start| {
+            build_load_job(
+                &owner(),
+                &run,
+                &run.cells[0],
+                0,
+                "1.2.3.4",
+                &baseline,
+                start,
+                &settings(),
+            )
+        };
+        let (plain, together) = (job(None), job(Some(1_700_000_005_000)));
+        let args = args_of(&together);
+        assert!(
+            args.contains(&"--start-at=1700000005000".to_string()),
+            "{args:?}"
+        );
+        assert!(
+            args.last().unwrap().starts_with("http://"),
+            "the URL stays last: {args:?}"
+        );
+        assert!(!args_of(&plain).iter().any(|a| a.starts_with("--start-at")));
+        let deadline = |j: &Job| j.spec.as_ref().unwrap().active_deadline_seconds.unwrap();
+        assert_eq!(deadline(&together) - deadline(&plain), 5);
     }
 
     #[test]

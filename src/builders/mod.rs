@@ -168,6 +168,7 @@ mod name_tests {
                             repeat,
                             "10.0.0.1",
                             &crate::kills::RestartBaseline::default(),
+                            Some(1_700_000_000_000),
                             &settings,
                         );
                         let name = j.metadata.name.clone().unwrap();

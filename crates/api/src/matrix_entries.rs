@@ -125,6 +125,11 @@ fn load_values(
     }
 }
 
+/// An entry's value and its axis' list as text, for the checks and their messages.
+fn texts<T: ToString>(value: Option<T>, list: &[T]) -> Option<(String, Vec<String>)> {
+    value.map(|v| (v.to_string(), list.iter().map(T::to_string).collect()))
+}
+
 /// An axis, whether the matrix sweeps it, and the entry's value with the axis' list.
 type AxisCheck<'a> = (&'a str, bool, Option<(String, Vec<String>)>);
 
@@ -142,67 +147,22 @@ fn exclusion(spec: &BenchmarkRunSpec, field: &str, e: &MatrixEntry, errors: &mut
     let swept = Swept::of(&m);
     let listed = |list: Vec<String>, v: String| list.is_empty() || list.contains(&v);
     let checks: [AxisCheck; 9] = [
-        (
-            "targets",
-            true,
-            e.target.clone().map(|v| (v, m.targets.clone())),
-        ),
-        (
-            "scenarios",
-            true,
-            e.scenario.clone().map(|v| (v, m.scenarios.clone())),
-        ),
-        ("cpu", swept.cpu, e.cpu.clone().map(|v| (v, m.cpu.clone()))),
-        (
-            "memory",
-            swept.memory,
-            e.memory.clone().map(|v| (v, m.memory.clone())),
-        ),
-        (
-            "replicas",
-            swept.replicas,
-            e.replicas.map(|v| {
-                (
-                    v.to_string(),
-                    m.replicas.iter().map(i32::to_string).collect(),
-                )
-            }),
-        ),
+        ("targets", true, texts(e.target.clone(), &m.targets)),
+        ("scenarios", true, texts(e.scenario.clone(), &m.scenarios)),
+        ("cpu", swept.cpu, texts(e.cpu.clone(), &m.cpu)),
+        ("memory", swept.memory, texts(e.memory.clone(), &m.memory)),
+        ("replicas", swept.replicas, texts(e.replicas, &m.replicas)),
         (
             "connections",
             swept.connections,
-            e.connections.map(|v| {
-                (
-                    v.to_string(),
-                    m.connections.iter().map(i32::to_string).collect(),
-                )
-            }),
+            texts(e.connections, &m.connections),
         ),
-        (
-            "rate",
-            swept.rate,
-            e.rate
-                .map(|v| (v.to_string(), m.rate.iter().map(i64::to_string).collect())),
-        ),
-        (
-            "requests",
-            swept.requests,
-            e.requests.map(|v| {
-                (
-                    v.to_string(),
-                    m.requests.iter().map(i64::to_string).collect(),
-                )
-            }),
-        ),
+        ("rate", swept.rate, texts(e.rate, &m.rate)),
+        ("requests", swept.requests, texts(e.requests, &m.requests)),
         (
             "keepAlive",
             swept.keep_alive,
-            e.keep_alive.map(|v| {
-                (
-                    v.to_string(),
-                    m.keep_alive.iter().map(bool::to_string).collect(),
-                )
-            }),
+            texts(e.keep_alive, &m.keep_alive),
         ),
     ];
     for (axis, is_swept, value) in checks {

@@ -352,6 +352,11 @@ pub struct CellResult {
     /// TCP connect times (count, min, mean, max), when the window opened any connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_times_ms: Option<ConnectTimes>,
+    /// With several load pods: how far apart (milliseconds) their measured windows began.
+    /// They are told one start time; a pod that started late widens the merged window, which
+    /// runs from the first start to the last end (`StaggeredStart` flags a large spread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_start_spread_ms: Option<i64>,
     /// CPU time the load generator itself spent per request, in microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator_cpu_us_per_request: Option<f64>,
@@ -381,7 +386,7 @@ pub struct CellResult {
     pub slo: Option<String>,
     /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
     /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable,
-    /// MetricsPending, WindowTooShort).
+    /// MetricsPending, WindowTooShort, StaggeredStart).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Values of `prometheus.extraQueries`, by name.

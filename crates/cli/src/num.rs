@@ -95,6 +95,20 @@ pub fn coordinates(c: &Coordinates) -> String {
     s
 }
 
+/// A capacity entry's configuration in one line: `express/hello cpu=1 mem=1Gi replicas=1`,
+/// with `keepalive=off` when its measurements had none.
+pub fn configuration(c: &benchrun_api::Capacity) -> String {
+    format!(
+        "{}/{} cpu={} mem={} replicas={}{}",
+        c.target,
+        c.scenario,
+        c.cpu,
+        c.memory,
+        c.replicas,
+        keep_alive_suffix(c.keep_alive)
+    )
+}
+
 /// ` keepalive=off` for cells (or capacity entries) measured without keep-alive, else empty.
 pub fn keep_alive_suffix(keep_alive: Option<bool>) -> String {
     if keep_alive == Some(false) {

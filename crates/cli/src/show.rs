@@ -202,15 +202,7 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
     capacity
         .iter()
         .map(|c| {
-            let mut head = format!(
-                "{}/{} cpu={} mem={} replicas={}{}",
-                c.target,
-                c.scenario,
-                c.cpu,
-                c.memory,
-                c.replicas,
-                num::keep_alive_suffix(c.keep_alive)
-            );
+            let mut head = num::configuration(c);
             if let Some(conns) = c.connections {
                 head += &format!(" c={conns}");
             }

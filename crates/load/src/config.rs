@@ -171,7 +171,14 @@ pub struct Config {
     /// The node this generator runs on (e.g. a pod's `spec.nodeName`), recorded in the
     /// result's `nodes`; `None` when unknown.
     pub node: Option<String>,
+    /// Unix time in milliseconds at which to begin (the warm-up, if any, then the measured
+    /// window). Several generators given the same time start together; a time already past
+    /// starts at once, and one more than [`MAX_START_WAIT`] ahead is refused.
+    pub start_at_ms: Option<u64>,
 }
+
+/// The longest [`Config::start_at_ms`] may lie ahead: a bound on a generator idling.
+pub const MAX_START_WAIT: Duration = Duration::from_secs(300);
 
 impl Config {
     /// A closed-model config with 50 connections, 10 s, keep-alive, GET, 10 s timeout and
@@ -194,6 +201,7 @@ impl Config {
             scenarios: Vec::new(),
             progress: false,
             node: None,
+            start_at_ms: None,
         }
     }
 

@@ -91,6 +91,10 @@ struct LoadArgs {
     /// sets it from the pod's `spec.nodeName`).
     #[arg(long, env = "BENCHRUN_NODE_NAME", value_name = "NAME")]
     node: Option<String>,
+    /// Begin at this Unix time in milliseconds (warm-up first, if any): generators given the
+    /// same time start together. A time already past starts at once; at most 5 min ahead.
+    #[arg(long, value_name = "UNIX_MS")]
+    start_at: Option<u64>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,6 +147,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         .collect::<Result<_, _>>()?;
     c.method = a.method.to_ascii_uppercase();
     c.node = a.node.filter(|n| !n.is_empty());
+    c.start_at_ms = a.start_at;
     c.body = a.body.map(String::into_bytes);
     if let Some(path) = &a.scenarios {
         c.scenarios = scenario::parse_file(&read_input(path)?)

@@ -126,6 +126,22 @@ pub struct LoadResult {
     /// results written before this field existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<String>,
+    /// The agreed start (`--start-at`), unix epoch milliseconds; absent when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_ms: Option<u64>,
+    /// How late the generator began after `start_at_ms` (merged: the latest of the inputs),
+    /// in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_late_ms: Option<u64>,
+    /// Merged results: the latest minus the earliest start of the inputs' measured windows,
+    /// in milliseconds. The merged window spans from the first start to the last end, so a
+    /// spread leaves part of it with fewer generators running. Absent (0) for one generator.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window_start_spread_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// What one scenario of a multi-scenario run got.
@@ -357,6 +373,8 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.threads += r.threads;
         out.keepalive &= r.keepalive;
         out.window_start_ms = out.window_start_ms.min(r.window_start_ms);
+        out.start_at_ms = out.start_at_ms.or(r.start_at_ms);
+        out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;
         out.successes += r.successes;
@@ -389,6 +407,8 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
             lag_sum / lag.count as f64
         };
     }
+    let starts = results.iter().map(|r| r.window_start_ms);
+    out.window_start_spread_ms = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
     out.duration = out.window_end_ms.saturating_sub(out.window_start_ms) as f64 / 1000.0;
     out.throughput = if out.duration > 0.0 {
         out.requests as f64 / out.duration

@@ -47,6 +47,9 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         },
         scenarios: Vec::new(),
         nodes: Vec::new(),
+        start_at_ms: None,
+        start_late_ms: None,
+        window_start_spread_ms: 0,
     }
 }
 
@@ -143,4 +146,24 @@ fn results_without_nodes_still_parse_and_unknown_nodes_are_not_written() {
     json["nodes"] = serde_json::json!(["worker-1"]);
     let back: LoadResult = serde_json::from_value(json).unwrap();
     assert_eq!(back.nodes, ["worker-1"]);
+}
+
+#[test]
+fn merge_reports_how_far_apart_the_windows_started_and_the_latest_start() {
+    let at = |start_ms: u64, late: u64| LoadResult {
+        start_at_ms: Some(900),
+        start_late_ms: Some(late),
+        ..result_from(&[10, 20], start_ms, start_ms + 10_000, 0)
+    };
+    let merged = merge(&[at(1_000, 0), at(1_250, 150), at(1_100, 40)]).unwrap();
+    assert_eq!(merged.window_start_spread_ms, 250);
+    assert_eq!(merged.start_late_ms, Some(150));
+    assert_eq!(merged.start_at_ms, Some(900));
+    let one = merge(&[at(1_000, 0)]).unwrap();
+    assert_eq!(one.window_start_spread_ms, 0);
+    let json = serde_json::to_value(&one).unwrap();
+    assert!(
+        json.get("window_start_spread_ms").is_none(),
+        "absent when 0"
+    );
 }

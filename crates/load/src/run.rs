@@ -24,6 +24,7 @@ type WorkerOutput = std::io::Result<(Recorder, u64)>;
 /// stop was requested with [`crate::signal::request_stop`] / SIGINT in the binary).
 pub fn run(config: &Config) -> Result<LoadResult> {
     config.validate()?;
+    let start_late_ms = config.start_at_ms.map(wait_until).transpose()?;
     let threads = config.threads.min(config.connections);
     let scenarios = config.effective_scenarios();
     let requests: Arc<[Request]> = scenarios
@@ -157,7 +158,10 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let cpu1 = cpu_time();
     let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
-    build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)
+    let mut result = build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)?;
+    result.start_at_ms = config.start_at_ms;
+    result.start_late_ms = start_late_ms;
+    Ok(result)
 }
 
 /// Requests assigned to connection `i` of `conns` out of `n` (the shares sum to `n`).
@@ -269,6 +273,9 @@ fn build_result(
         },
         scenarios: scenario_results(scenarios, &outputs)?,
         nodes: config.node.iter().cloned().collect(),
+        start_at_ms: None,
+        start_late_ms: None,
+        window_start_spread_ms: 0,
     })
 }
 
@@ -305,6 +312,22 @@ fn scenario_results(
         })
         .collect();
     result::merge_scenarios(per_thread.iter())
+}
+
+/// Sleeps until the Unix time `at_ms`; returns how late it already was, in milliseconds. A
+/// time more than [`crate::config::MAX_START_WAIT`] ahead is refused rather than waited for.
+fn wait_until(at_ms: u64) -> Result<u64> {
+    let now = unix_ms();
+    let ahead = Duration::from_millis(at_ms.saturating_sub(now));
+    if ahead > crate::config::MAX_START_WAIT {
+        return Err(Error::InvalidConfig(format!(
+            "--start-at lies {}s ahead, more than the {}s a generator waits; check the clocks",
+            ahead.as_secs(),
+            crate::config::MAX_START_WAIT.as_secs()
+        )));
+    }
+    std::thread::sleep(ahead);
+    Ok(now.saturating_sub(at_ms))
 }
 
 fn unix_ms() -> u64 {

@@ -30,6 +30,51 @@ fn request_count_is_exact_with_keepalive() {
 }
 
 #[test]
+fn generators_given_one_start_time_begin_together_and_a_far_one_is_refused() {
+    let server = serve(Behavior::Ok);
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let at = now_ms() + 700;
+    let runs: Vec<LoadResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let mut c = server.config(2, Limit::Requests(200));
+                c.start_at_ms = Some(at);
+                s.spawn(move || run(&c).unwrap())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in &runs {
+        assert!(
+            r.window_start_ms >= at,
+            "began {} before {at}",
+            at - r.window_start_ms
+        );
+        assert_eq!((r.start_at_ms, r.start_late_ms), (Some(at), Some(0)));
+    }
+    let merged = merge(&runs).unwrap();
+    assert!(
+        merged.window_start_spread_ms < 100,
+        "{}",
+        merged.window_start_spread_ms
+    );
+    assert_eq!(server.requests(), 400);
+    // A time already past starts at once and says how late it was.
+    let mut late = server.config(2, Limit::Requests(10));
+    late.start_at_ms = Some(now_ms() - 2_000);
+    assert!(run(&late).unwrap().start_late_ms.unwrap() >= 2_000);
+    let mut far = server.config(2, Limit::Requests(10));
+    far.start_at_ms = Some(now_ms() + 3_600_000);
+    let err = run(&far).unwrap_err().to_string();
+    assert!(err.contains("--start-at lies"), "{err}");
+}
+
+#[test]
 fn request_count_is_exact_without_keepalive_one_connection_per_request() {
     let server = serve(Behavior::Ok);
     let mut c = server.config(5, Limit::Requests(300));

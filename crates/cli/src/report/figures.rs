@@ -73,7 +73,7 @@ pub fn charts(inp: &Inputs) -> (Vec<Chart>, Vec<String>) {
             Some(chart) => charts.push(chart),
             None => missing.push(format!(
                 "Capacity of {}: not fitted ({}).",
-                capacity_title(c),
+                num::configuration(c),
                 c.refused.as_deref().unwrap_or("no fit")
             )),
         }
@@ -347,18 +347,6 @@ fn timeline_charts(
     (charts, note.into_iter().collect())
 }
 
-fn capacity_title(c: &Capacity) -> String {
-    format!(
-        "{}/{} cpu={} mem={} replicas={}{}",
-        c.target,
-        c.scenario,
-        c.cpu,
-        c.memory,
-        c.replicas,
-        num::keep_alive_suffix(c.keep_alive)
-    )
-}
-
 /// The measured points of a capacity model and its fitted curve (with the peak marked), or
 /// `None` when it has no fit.
 fn capacity_chart(c: &Capacity, results: &[CellResult]) -> Option<Chart> {
@@ -412,8 +400,8 @@ fn capacity_chart(c: &Capacity, results: &[CellResult]) -> Option<Chart> {
         });
     }
     Some(Chart::Line(LineChart {
-        id: format!("chart-capacity-{}", slug(&capacity_title(c))),
-        title: format!("Capacity: {}", capacity_title(c)),
+        id: format!("chart-capacity-{}", slug(&num::configuration(c))),
+        title: format!("Capacity: {}", num::configuration(c)),
         note: "The Universal Scalability Law fitted to the measured throughputs: X(N) = λN / (1 + \
                σ(N−1) + κN(N−1))."
             .into(),
