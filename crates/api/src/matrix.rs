@@ -2,8 +2,8 @@
 //!
 //! Order, outermost to innermost: target, cpu, memory, replicas, scenario, connections,
 //! requests, keepAlive, rate. Cells that differ only in the load settings (scenario and the
-//! axes after it) share one target deployment, so the operator deploys each target configuration once and measures all of its
-//! load settings back to back.
+//! axes after it) share one target deployment, so the operator deploys each target
+//! configuration once and measures all of its load settings back to back.
 //!
 //! `matrix.exclude` then removes cells and `matrix.include` pairs values with cells or adds
 //! cells, as GitHub Actions does with its job matrix: an include entry whose *swept* values
@@ -67,10 +67,11 @@ pub fn expand(spec: &BenchmarkRunSpec) -> Vec<Cell> {
     let swept = Swept::of(&m);
     let original = cells.len();
     for entry in &m.include {
-        let paired = pairs_with_any(spec, &cells[..original], entry);
+        let mut paired = false;
         for cell in &mut cells[..original] {
             if swept_values_match(spec, &swept, entry, cell) {
                 pair(&swept, entry, cell);
+                paired = true;
             }
         }
         if !paired {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::matrix::{added_cell, expand, pairs_with_any, surviving_product, Cell, Swept};
 use crate::spec::{BenchmarkRunSpec, MatrixEntry, MAX_RATE, MAX_REQUESTS};
 use crate::units;
-use crate::validate::FieldError;
+use crate::validate::{split_over_pods, FieldError};
 
 fn err(field: String, message: String) -> FieldError {
     FieldError { field, message }
@@ -85,13 +85,16 @@ fn load_values(
     errors: &mut Vec<FieldError>,
 ) {
     let pods = i64::from(spec.load.pods.max(1));
-    if let Some(c) = e.connections.map(i64::from) {
-        if c < pods || c % pods != 0 {
-            errors.push(err(
-                format!("{field}.connections"),
-                format!("{c} connections cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+    if let Some(c) = e.connections {
+        let what = format!("{c} connections");
+        split_over_pods(
+            format!("{field}.connections"),
+            &what,
+            i64::from(c),
+            pods,
+            true,
+            errors,
+        );
     }
     if let Some(n) = e.requests {
         if spec.load.requests.is_none() {
@@ -101,12 +104,8 @@ fn load_values(
                     .into(),
             ));
         }
-        if n % pods != 0 {
-            errors.push(err(
-                format!("{field}.requests"),
-                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+        let what = format!("{n} requests");
+        split_over_pods(format!("{field}.requests"), &what, n, pods, false, errors);
     }
     if let Some(r) = e.rate {
         if spec.load.duration.is_none() {
@@ -116,12 +115,8 @@ fn load_values(
                     .into(),
             ));
         }
-        if r % pods != 0 {
-            errors.push(err(
-                format!("{field}.rate"),
-                format!("a rate of {r} req/s cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+        let what = format!("a rate of {r} req/s");
+        split_over_pods(format!("{field}.rate"), &what, r, pods, false, errors);
     }
 }
 

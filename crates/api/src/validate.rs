@@ -218,6 +218,26 @@ impl ValidatedRun {
     }
 }
 
+/// `what` (e.g. "100 requests") must split evenly over `pods` load pods: `n` a multiple of
+/// `pods` and, with `at_least_one`, at least one per pod.
+pub(crate) fn split_over_pods(
+    field: impl Into<String>,
+    what: &str,
+    n: i64,
+    pods: i64,
+    at_least_one: bool,
+    errors: &mut Vec<FieldError>,
+) {
+    if n % pods != 0 || (at_least_one && n < pods) {
+        errors.push(err(
+            field,
+            format!(
+                "{what} cannot be split evenly over {pods} load pods; use a multiple of load.pods"
+            ),
+        ));
+    }
+}
+
 fn err(field: impl Into<String>, message: impl Into<String>) -> FieldError {
     FieldError {
         field: field.into(),
@@ -521,20 +541,18 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     }
     let pods = i64::from(load.pods.max(1));
     for r in load.rate.iter().chain(m.rate.iter()) {
-        if r % pods != 0 {
-            e.push(err(
-                "spec.load.rate",
-                format!("a rate of {r} req/s cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+        let what = format!("a rate of {r} req/s");
+        split_over_pods("spec.load.rate", &what, *r, pods, false, e);
     }
     if let Some(n) = load.requests {
-        if n % pods != 0 {
-            e.push(err(
-                "spec.load.requests",
-                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+        split_over_pods(
+            "spec.load.requests",
+            &format!("{n} requests"),
+            n,
+            pods,
+            false,
+            e,
+        );
     }
     if !m.rate.is_empty() && load.duration.is_none() {
         e.push(err(
@@ -556,12 +574,8 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             MAX_REQUESTS,
             e,
         );
-        if n % pods != 0 {
-            e.push(err(
-                format!("spec.matrix.requests[{i}]"),
-                format!("{n} requests cannot be split evenly over {pods} load pods; use a multiple of load.pods"),
-            ));
-        }
+        let field = format!("spec.matrix.requests[{i}]");
+        split_over_pods(field, &format!("{n} requests"), *n, pods, false, e);
     }
     let mut distinct = m.keep_alive.clone();
     distinct.sort_unstable();
@@ -578,15 +592,8 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         m.connections.clone()
     };
     for c in &conns {
-        let c64 = i64::from(*c);
-        if c64 < pods || c64 % pods != 0 {
-            e.push(err(
-                "spec.load.connections",
-                format!(
-                    "{c} connections cannot be split evenly over {pods} load pods; use a multiple of load.pods"
-                ),
-            ));
-        }
+        let what = format!("{c} connections");
+        split_over_pods("spec.load.connections", &what, i64::from(*c), pods, true, e);
         // With a request-count axis or include entries, each cell's pair is checked instead
         // (matrix_entries).
         let per_cell = !m.requests.is_empty() || !m.include.is_empty();
