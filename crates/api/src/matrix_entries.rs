@@ -209,6 +209,15 @@ pub fn check(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
     if errors.len() > before || crate::matrix::cell_count(spec) > crate::spec::MAX_MEASUREMENTS {
         return;
     }
+    if !m.exclude.is_empty() && m.include.is_empty() && surviving_product(spec).is_empty() {
+        errors.push(err(
+            "spec.matrix.exclude".into(),
+            "removes every combination of the matrix, so the run would measure nothing: \
+             remove an entry, or add a cell with matrix.include"
+                .into(),
+        ));
+        return;
+    }
     if !m.include.is_empty() {
         let surviving = surviving_product(spec);
         for (i, e) in m.include.iter().enumerate() {
@@ -306,6 +315,20 @@ mod tests {
             "cpu": ["1", "3500m"], "replicas": [1, 2],
             "exclude": [{"cpu": "3500m", "replicas": 2}],
             "include": [{"target": "java", "cpu": "1", "replicas": 1, "connections": 500}]
+        }));
+        assert!(es.is_empty(), "{es:?}");
+    }
+
+    #[test]
+    fn exclusions_that_leave_no_cell_are_refused_unless_an_include_adds_one() {
+        // Found by the planner's property test: a run of zero cells passed validation.
+        let es = errors(serde_json::json!({"replicas": [1], "exclude": [{"replicas": 1}]}));
+        let (field, message) = only(&es);
+        assert_eq!(field, "spec.matrix.exclude");
+        assert!(message.contains("removes every combination"), "{message}");
+        let es = errors(serde_json::json!({
+            "replicas": [1, 2], "exclude": [{"replicas": 1}, {"replicas": 2}],
+            "include": [{"target": "node", "cpu": "500m"}]
         }));
         assert!(es.is_empty(), "{es:?}");
     }
