@@ -84,6 +84,7 @@ pub(crate) fn load() -> LoadResult {
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
+        seed: None,
     }
 }
 

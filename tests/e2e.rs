@@ -24,7 +24,9 @@ use benchrun_api::{phase, BenchmarkRun};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::Api;
-use support::{assert_counts_match, CgroupCpu, Cluster, PrometheusOutage, TargetCounter};
+use support::{
+    assert_counts_match, CgroupCpu, Cluster, PrometheusOutage, TargetCounter, COMPUTE_N,
+};
 
 const DEMO_IMAGE: &str = "benchrun.local/benchrun-demo:0.1.0";
 
@@ -150,6 +152,73 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
 /// own count (and the target counts the same), and the cells without keep-alive open a
 /// connection per request while those with it open one per connection at most. Two load pods,
 /// told one start time, begin their windows within a second of each other.
+/// A templated path reaches the target with the values the spec asks for: two load pods
+/// sharing one seed walk `/compute?n={{n}}` over the sequence 1..2000 together, so the target
+/// sees every n exactly once (its sums of n and n² are those of 1..2000), and the load detail
+/// records the spec's seed.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn templated_requests_reach_the_target_with_every_value_once() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-template").await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let yaml = demo_run("template", "{connections: [2]}", "")
+        .replace(
+            "{name: hello, path: /hello}",
+            "{name: compute, path: '/compute?n={{n}}', values: {n: {sequence: {start: 1, end: 2000}}}}",
+        )
+        .replace(
+            "duration: 20s, warmup: 3s, resources: {cpu: 500m, memory: 64Mi}",
+            "requests: 2000, seed: 99, pods: 2, resources: {cpu: 300m, memory: 64Mi}",
+        );
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "template", Duration::from_secs(300))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}, results {:?}",
+            status.phase,
+            status.results
+        );
+        let r = status.results.first().context("one result")?;
+        let counts = counter.snapshot();
+        assert_counts_match(&counts, "template", r)?;
+        let sum = counts.get(&format!("{COMPUTE_N}sum")).copied();
+        let squares = counts.get(&format!("{COMPUTE_N}sumOfSquares")).copied();
+        println!(
+            "{:?} requests, {:.0} req/s, errors {:?}; target: sum of n {sum:?}, of n² {squares:?}",
+            r.requests,
+            r.throughput.unwrap_or_default(),
+            r.errors
+        );
+        let n: i64 = 2000;
+        anyhow::ensure!(sum == Some(n * (n + 1) / 2), "sum of n {sum:?}");
+        anyhow::ensure!(
+            squares == Some(n * (n + 1) * (2 * n + 1) / 6),
+            "sum of n² {squares:?}"
+        );
+        let detail = r.detail.as_deref().context("a detail ConfigMap")?;
+        let json = cluster.kubectl(&[
+            "get",
+            "configmap",
+            detail,
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.data.result\\.json}",
+        ]);
+        let load: serde_json::Value = serde_json::from_str(&json).context("detail JSON")?;
+        anyhow::ensure!(load["seed"] == 99, "seed in the detail: {}", load["seed"]);
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn request_counts_and_keep_alive_are_set_per_cell() {

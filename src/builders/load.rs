@@ -58,6 +58,16 @@ pub(crate) fn cell_header(run: &str, cell: usize, repeat: usize) -> String {
     format!("X-Benchrun-Cell: {run}/{cell}/{repeat}")
 }
 
+/// The seed of a measurement's template values when the spec gives none: FNV-1a of the run's
+/// name, cell and repeat, so the same run draws the same values again, on any build (the
+/// standard library's hasher promises no stable output; six lines do not need a crate).
+pub(crate) fn measurement_seed(run: &str, cell: usize, repeat: usize) -> u64 {
+    let key = format!("{run}/{cell}/{repeat}");
+    key.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Command-line arguments of one load pod. Connections, requests and rate are divided evenly
 /// over the pods (validation guarantees at least one connection per pod).
 pub(crate) fn load_args(
@@ -103,6 +113,22 @@ pub(crate) fn load_args(
     args.push(format!("--method={}", scenario.method));
     if let Some(body) = &scenario.body {
         args.push(format!("--body={body}"));
+    }
+    if !scenario.values.is_empty() {
+        for (name, v) in &scenario.values {
+            // Validation refuses an entry without exactly one kind.
+            if let Some(spec) = v.to_spec() {
+                let json = serde_json::to_string(&spec).expect("a value spec serializes");
+                args.push(format!("--value={name}={json}"));
+            }
+        }
+        let seed = run.spec.load.seed.map_or_else(
+            || measurement_seed(run_name, cell.index, repeat),
+            |s| s as u64,
+        );
+        // Every pod gets the same seed; JOB_COMPLETION_INDEX numbers them.
+        args.push(format!("--seed={seed}"));
+        args.push(format!("--instances={pods}"));
     }
     // One event-loop thread per CPU of the limit: more threads than cores only adds
     // context switches to the generator's own cost.
@@ -415,6 +441,38 @@ mod tests {
         assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
         assert!(value_after(&args, "-d").is_none());
+    }
+
+    #[test]
+    fn template_values_go_to_every_pod_with_one_seed_and_the_pod_count() {
+        let spec = DEMO.replace(
+            "path: /hello, headers",
+            "path: '/doc/{{id}}', values: {id: {random: {min: 1, max: 10000}}, \
+             c: {pick: ['a,b', c]}}, body: '{{c}}', headers",
+        );
+        let run = validated(&spec);
+        let args = args_of(&job_of(&run, 1, 0, "1.2.3.4"));
+        assert!(args.contains(&r#"--value=id={"random":{"min":1,"max":10000}}"#.to_string()));
+        assert!(args.contains(&r#"--value=c={"pick":["a,b","c"]}"#.to_string()));
+        assert_eq!(args.last().unwrap(), "http://1.2.3.4:3000/doc/{{id}}");
+        assert!(args.contains(&"--instances=2".to_string()), "{args:?}");
+        // No seed in the spec: one per measurement, the same on every build.
+        let seed = format!("--seed={}", measurement_seed("demo", 1, 0));
+        assert!(args.contains(&seed), "{args:?}");
+        assert_ne!(
+            measurement_seed("demo", 1, 0),
+            measurement_seed("demo", 1, 1)
+        );
+        let fixed = validated(&spec.replace("  pods: 2\n", "  pods: 2\n  seed: 7\n"));
+        for (cell, repeat) in [(0, 0), (3, 1)] {
+            let args = args_of(&job_of(&fixed, cell, repeat, "1.2.3.4"));
+            assert!(args.contains(&"--seed=7".to_string()), "{args:?}");
+        }
+        // Without values, none of this is passed.
+        let plain = args_of(&job_of(&validated(DEMO), 0, 0, "1.2.3.4"));
+        assert!(!plain
+            .iter()
+            .any(|a| a.starts_with("--seed") || a.starts_with("--value")));
     }
 
     #[test]

@@ -394,14 +394,22 @@ async fn read_stats(client: &Client, ns: &str, pod: &str) -> Option<BTreeMap<Str
     let req = http::Request::get(path).body(Vec::new()).ok()?;
     let text = client.request_text(req).await.ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some(
-        v["tags"]
-            .as_object()?
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
-            .collect(),
-    )
+    let mut counts: BTreeMap<String, i64> = v["tags"]
+        .as_object()?
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_i64().unwrap_or(0)))
+        .collect();
+    // The sums of /compute's n under keys no cell tag (run/cell/repeat) can take.
+    for key in ["sum", "sumOfSquares"] {
+        let n = v["computeN"][key].as_i64().unwrap_or(0);
+        counts.insert(format!("{COMPUTE_N}{key}"), n);
+    }
+    Some(counts)
 }
+
+/// Prefix of the [`TargetCounter`] keys holding the demo's sums of `/compute`'s `n`:
+/// `computeN.sum` and `computeN.sumOfSquares`.
+pub const COMPUTE_N: &str = "computeN.";
 
 /// Checks one result of run `run` against what the target counted (a [`TargetCounter`]
 /// snapshot): it is `Measured`, has requests, and the target saw exactly its requests plus its

@@ -110,14 +110,20 @@ fn object(out: &mut String, path: &str, s: &Value) {
             .map(|d| format!("`{d}`"))
             .unwrap_or_default();
         let _ = writeln!(out, "| `{name}` | {} | {default} | {desc} |", type_of(p));
-        let child = if p["type"] == "array" { &p["items"] } else { p };
+        // Arrays and maps document their items' fields under `name[]` and `name.<key>`.
+        let (child, suffix) = match p["type"].as_str() {
+            Some("array") => (&p["items"], "[]"),
+            Some("object") if p.get("additionalProperties").is_some() => {
+                (&p["additionalProperties"], ".<key>")
+            }
+            _ => (p, ""),
+        };
         let is_k8s_type = child["description"].as_str().is_some_and(|d| {
             d.contains("EnvVar represents")
                 || d.contains("The pod this Toleration")
                 || d.contains("Condition contains details")
         });
         if child.get("properties").is_some() && !is_k8s_type {
-            let suffix = if p["type"] == "array" { "[]" } else { "" };
             nested.push((format!("{path}.{name}{suffix}"), child));
         }
     }

@@ -23,16 +23,8 @@ pub const MAX_BODY_LEN: usize = 16384;
 /// Methods a scenario may use (the CRD's enum).
 pub const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
-/// True for an origin-form request target: `/` followed by visible ASCII only (no space,
-/// no control character, nothing outside ASCII; percent-encode those).
-pub fn is_path(path: &str) -> bool {
-    path.starts_with('/') && path.bytes().all(|b| b.is_ascii_graphic())
-}
-
-/// True for an RFC 9110 token, the grammar of header names and methods.
-pub fn is_token(s: &str) -> bool {
-    http::HeaderName::from_bytes(s.as_bytes()).is_ok()
-}
+// The load generator's own grammar, so the operator refuses exactly what it would.
+pub use benchrun_load::scenario::{is_path, is_token};
 
 /// True for a header value without control characters other than horizontal tab.
 pub fn is_header_value(v: &str) -> bool {
@@ -70,6 +62,10 @@ pub fn scenario_errors(i: usize, s: &Scenario) -> Vec<FieldError> {
         ));
     }
     let body_len = s.body.as_ref().map_or(0, String::len);
+    // A body with placeholders gets its Content-Length per request: the template check
+    // below refuses an explicit one.
+    let templated_body = !s.values.is_empty()
+        && benchrun_load::template::body_has_values(s.body.as_deref().map(str::as_bytes));
     if body_len > MAX_BODY_LEN {
         e.push(err(
             format!("{at}.body"),
@@ -77,12 +73,45 @@ pub fn scenario_errors(i: usize, s: &Scenario) -> Vec<FieldError> {
         ));
     }
     for (name, value) in &s.headers {
-        e.extend(header_errors(&at, name, value, body_len));
+        e.extend(header_errors(&at, name, value, body_len, templated_body));
+    }
+    if !s.values.is_empty() {
+        e.extend(template_errors(&at, s));
     }
     e
 }
 
-fn header_errors(at: &str, name: &str, value: &str, body_len: usize) -> Vec<FieldError> {
+/// Problems of the scenario's placeholders and values, as the load generator would find them.
+fn template_errors(at: &str, s: &Scenario) -> Option<FieldError> {
+    let mut values = std::collections::BTreeMap::new();
+    for (name, v) in &s.values {
+        let Some(spec) = v.to_spec() else {
+            return Some(err(
+                format!("{at}.values[{}]", name.escape_debug()),
+                "set exactly one of random ({min, max}), sequence ({start, end}) or pick (a list)"
+                    .into(),
+            ));
+        };
+        values.insert(name.clone(), spec);
+    }
+    let headers: Vec<(&str, &str)> = s
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let body = s.body.as_deref().map(str::as_bytes);
+    benchrun_load::template::check_request(&s.path, &headers, body, &values)
+        .err()
+        .map(|why| err(format!("{at}.values"), why))
+}
+
+fn header_errors(
+    at: &str,
+    name: &str,
+    value: &str,
+    body_len: usize,
+    templated_body: bool,
+) -> Vec<FieldError> {
     let field = format!("{at}.headers[{}]", name.escape_debug());
     let mut e = Vec::new();
     if !is_token(name) || name.len() > MAX_HEADER_NAME_LEN {
@@ -99,6 +128,7 @@ fn header_errors(at: &str, name: &str, value: &str, body_len: usize) -> Vec<Fiel
     }
     let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
     if name.eq_ignore_ascii_case("content-length")
+        && !templated_body
         && !(digits && value.parse::<usize>().ok() == Some(body_len))
     {
         e.push(err(
@@ -129,11 +159,50 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             body: body.map(Into::into),
+            values: Default::default(),
         }
     }
 
     fn fields(s: &Scenario) -> Vec<String> {
         scenario_errors(0, s).into_iter().map(|e| e.field).collect()
+    }
+
+    fn templated(path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Scenario {
+        let mut s = scenario(path, headers, body);
+        s.values.insert(
+            "id".into(),
+            crate::RequestValue {
+                random: Some(crate::RandomRange { min: 1, max: 10 }),
+                ..Default::default()
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn templates_are_checked_by_the_load_generators_own_rules() {
+        assert!(fields(&templated("/doc/{{id}}", &[], Some("{\"id\": {{id}}}"))).is_empty());
+        let errs = scenario_errors(0, &templated("/doc/{{idd}}", &[], None));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, "spec.scenarios[0].values");
+        assert!(
+            errs[0].message.contains("{{idd}} names no declared value"),
+            "{}",
+            errs[0]
+        );
+        // A body with placeholders has its Content-Length set per request: one given is
+        // refused once, by the template check, not also as a mismatch.
+        let errs = scenario_errors(
+            0,
+            &templated("/", &[("Content-Length", "6")], Some("{{id}}")),
+        );
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].message.contains("set per request"), "{}", errs[0]);
+        let mut neither = templated("/{{id}}", &[], None);
+        neither.values.get_mut("id").unwrap().random = None;
+        assert_eq!(fields(&neither), ["spec.scenarios[0].values[id]"]);
+        // Without values, braces are plain text.
+        assert!(fields(&scenario("/{{x}}", &[], None)).is_empty());
     }
 
     #[test]

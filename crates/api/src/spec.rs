@@ -266,6 +266,80 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 16384))]
     pub body: Option<String>,
+
+    /// Values drawn per request for the `{{name}}` placeholders of `path`, `headers` values
+    /// and `body`, at most 16: e.g. `path: /docs/{{id}}` with `values: {id: {random: {min: 1,
+    /// max: 10000}}}` asks for a random document of 10 000. Every placeholder must name a value
+    /// and every value be used. Each connection draws from its own generator seeded from
+    /// `load.seed`, so a run sends the same values again. A body with placeholders gets its
+    /// `Content-Length` per request (do not set one). Without values, `{{` is sent as it is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("maxProperties" = 16))]
+    #[x_kube(validation = Rule::new("self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]{0,63}$'))").message("scenarios[].values names must start with a letter or '_' and hold only letters, digits and '_' (at most 64), e.g. id"))]
+    pub values: BTreeMap<String, RequestValue>,
+}
+
+/// How the value of one placeholder is drawn for each request: set exactly one of `random`,
+/// `sequence` and `pick`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("[has(self.random), has(self.sequence), has(self.pick)].filter(x, x).size() == 1").message("scenarios[].values entries must set exactly one of random ({min, max}), sequence ({start, end}) or pick (a list)"),
+)]
+pub struct RequestValue {
+    /// An integer drawn uniformly from `min` to `max`, both included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random: Option<RandomRange>,
+    /// `start`, `start + 1`, …, `end`, then `start` again. Connection `i` of `N` (over all
+    /// load pods) sends `start + i`, `start + i + N`, …, so together the connections walk the
+    /// sequence in about its order, each value once per lap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<SequenceRange>,
+    /// One of these items, drawn uniformly (1 to 1000 items of at most 1024 bytes). An item
+    /// used in the path must be visible ASCII, one used in a header must hold no control
+    /// characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1000), inner(length(max = 1024)))]
+    pub pick: Option<Vec<String>>,
+}
+
+impl RequestValue {
+    /// The load generator's form of this value; `None` unless exactly one kind is set.
+    pub fn to_spec(&self) -> Option<benchrun_load::ValueSpec> {
+        use benchrun_load::ValueSpec;
+        match (&self.random, &self.sequence, &self.pick) {
+            (Some(r), None, None) => Some(ValueSpec::Random {
+                min: r.min,
+                max: r.max,
+            }),
+            (None, Some(q), None) => Some(ValueSpec::Sequence {
+                start: q.start,
+                end: q.end,
+            }),
+            (None, None, Some(items)) => Some(ValueSpec::Pick(items.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// The range of a random integer.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[x_kube(validation = Rule::new("self.min <= self.max").message("scenarios[].values[].random: min must not be above max"))]
+pub struct RandomRange {
+    /// Smallest value.
+    pub min: i64,
+    /// Largest value.
+    pub max: i64,
+}
+
+/// The range of a sequence.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[x_kube(validation = Rule::new("self.start <= self.end").message("scenarios[].values[].sequence: start must not be above end"))]
+pub struct SequenceRange {
+    /// First value.
+    pub start: i64,
+    /// Last value.
+    pub end: i64,
 }
 
 /// CPU and memory of a container. Limits are always set; requests default to the limits.
@@ -335,6 +409,14 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100000000))]
     pub warmup_requests: Option<i64>,
+
+    /// Seed of the values drawn for `scenarios[].values`. Set, every measurement draws the
+    /// same values (repeats send the same requests); absent, each measurement's seed comes
+    /// from the run's name, cell and repeat, so a rerun under the same name draws the same
+    /// values again. The seed used is in each cell's load detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub seed: Option<i64>,
 
     /// HTTP keep-alive (default true). False opens a new connection per request, like `ab`
     /// without `-k`.

@@ -344,6 +344,9 @@ fn counts_in_range(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
     if let Some(n) = load.warmup_requests {
         count_in_range("spec.load.warmupRequests", n, 1, MAX_REQUESTS, errors);
     }
+    if let Some(seed) = load.seed {
+        count_in_range("spec.load.seed", seed, 0, i64::MAX, errors);
+    }
     let Some(m) = &spec.matrix else { return };
     for (i, r) in m.replicas.iter().enumerate() {
         count_in_range(

@@ -301,3 +301,35 @@ fn content_length_must_match_the_body() {
         "remove the Transfer-Encoding header",
     );
 }
+
+#[test]
+fn request_values_need_exactly_one_kind_an_ordered_range_and_a_plain_name() {
+    let scenario = |values: &str| {
+        format!("{{scenarios: [{{name: doc, path: '/doc/{{{{id}}}}', values: {values}}}]}}")
+    };
+    with(&scenario("{id: {random: {min: 1, max: 10000}}}"))
+        .validate_cel()
+        .unwrap();
+    with(&scenario(
+        "{id: {pick: [a, b]}, n_2: {sequence: {start: 5, end: 5}}}",
+    ))
+    .validate_cel()
+    .unwrap();
+    rejected_with(
+        &scenario("{id: {random: {min: 1, max: 2}, pick: [a]}}"),
+        "must set exactly one of random",
+    );
+    rejected_with(&scenario("{id: {}}"), "must set exactly one of random");
+    rejected_with(
+        &scenario("{id: {random: {min: 3, max: 2}}}"),
+        "min must not be above max",
+    );
+    rejected_with(
+        &scenario("{id: {sequence: {start: 3, end: 2}}}"),
+        "start must not be above end",
+    );
+    rejected_with(
+        &scenario("{'my-id': {pick: [a]}}"),
+        "values names must start with a letter",
+    );
+}

@@ -125,7 +125,7 @@ async fn handle(stats: Arc<Stats>, req: Request<Incoming>) -> Result<Response<Bo
     } else {
         match route {
             Route::Hello => json(StatusCode::OK, r#"{"message":"hello"}"#.to_owned()),
-            Route::Compute => compute(query),
+            Route::Compute => compute(&stats, query),
             Route::Sleep => sleep(query).await,
             Route::Alloc => alloc(query).await,
             Route::Healthz => text(StatusCode::OK, "ok"),
@@ -141,13 +141,16 @@ async fn handle(stats: Arc<Stats>, req: Request<Incoming>) -> Result<Response<Bo
     Ok(response)
 }
 
-fn compute(query: Option<&str>) -> Response<Body> {
+fn compute(stats: &Stats, query: Option<&str>) -> Response<Body> {
     match bounded_u64(query, "n", 10_000, MAX_COMPUTE_N) {
         // Runs on the worker thread, as the CPU-bound handlers of the images it stands in for.
-        Ok(n) => json(
-            StatusCode::OK,
-            format!(r#"{{"n":{n},"primes":{}}}"#, count_primes_below(n)),
-        ),
+        Ok(n) => {
+            stats.record_compute_n(n);
+            json(
+                StatusCode::OK,
+                format!(r#"{{"n":{n},"primes":{}}}"#, count_primes_below(n)),
+            )
+        }
         Err(err) => bad_request(&err),
     }
 }

@@ -29,6 +29,9 @@ pub struct Stats {
     total: AtomicU64,
     paths: [AtomicU64; COUNTED_PATHS.len()],
     tags: RwLock<HashMap<Box<str>, AtomicU64>>,
+    /// Sum and sum of squares of the `n` of every `/compute` request (wrapping), so a test
+    /// can tell which values a templated run sent without a log of every request.
+    compute_n: [AtomicU64; 2],
 }
 
 impl Stats {
@@ -45,6 +48,12 @@ impl Stats {
         if let Some(tag) = tag {
             self.record_tag(tag);
         }
+    }
+
+    /// Adds one `/compute` request's `n` to the sums.
+    pub fn record_compute_n(&self, n: u64) {
+        self.compute_n[0].fetch_add(n, Ordering::Relaxed);
+        self.compute_n[1].fetch_add(n.wrapping_mul(n), Ordering::Relaxed);
     }
 
     fn record_tag(&self, tag: &str) {
@@ -72,7 +81,8 @@ impl Stats {
     }
 
     /// The counters as the `/stats` JSON document:
-    /// `{"requests": n, "paths": {"/hello": n, ...}, "tags": {"<cell>": n, ...}}`.
+    /// `{"requests": n, "paths": {"/hello": n, ...}, "tags": {"<cell>": n, ...},
+    /// "computeN": {"sum": s, "sumOfSquares": q}}`.
     pub fn to_json(&self) -> serde_json::Value {
         let paths: serde_json::Map<String, serde_json::Value> = COUNTED_PATHS
             .iter()
@@ -90,6 +100,10 @@ impl Stats {
             "requests": self.total.load(Ordering::Relaxed),
             "paths": paths,
             "tags": tags,
+            "computeN": {
+                "sum": self.compute_n[0].load(Ordering::Relaxed),
+                "sumOfSquares": self.compute_n[1].load(Ordering::Relaxed),
+            },
         })
     }
 }
@@ -108,6 +122,14 @@ mod tests {
         let json = stats.to_json();
         assert_eq!(json["requests"], 4);
         assert_eq!(json["paths"]["/hello"], 2);
+        let s = Stats::new();
+        for n in [3, 4] {
+            s.record_compute_n(n);
+        }
+        assert_eq!(
+            s.to_json()["computeN"],
+            serde_json::json!({"sum": 7, "sumOfSquares": 25})
+        );
         assert_eq!(json["paths"]["/compute"], 1);
         assert_eq!(json["paths"]["/sleep"], 0);
         assert_eq!(json["paths"]["other"], 1);

@@ -104,6 +104,8 @@ fn every_endpoint_answers_and_requests_are_counted_per_path_and_cell() {
             "requests": 8,
             "paths": {"/hello": 1, "/compute": 3, "/sleep": 2, "/alloc": 1, "other": 1},
             "tags": {"cell-a": 2, "cell-b": 3},
+            // Only the one /compute that answered 200 (n=10000) is summed.
+            "computeN": {"sum": 10000, "sumOfSquares": 100000000},
         })
     );
 }

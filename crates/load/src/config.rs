@@ -5,8 +5,11 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
 use crate::scenario::{self, Scenario};
+use crate::template::{Template, ValueSpec};
 
 /// When the measured phase ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +178,17 @@ pub struct Config {
     /// window). Several generators given the same time start together; a time already past
     /// starts at once, and one more than [`MAX_START_WAIT`] ahead is refused.
     pub start_at_ms: Option<u64>,
+    /// Values of the `{{name}}` placeholders of the single request (`--value`); with
+    /// `scenarios`, each scenario declares its own.
+    pub values: BTreeMap<String, ValueSpec>,
+    /// Seed of the values drawn for placeholders; `None` picks one (reported in the result).
+    pub seed: Option<u64>,
+    /// This generator's number among `instances` generators that share one seed (a
+    /// Kubernetes indexed Job's completion index), so their connections draw different
+    /// values and walk a sequence together.
+    pub instance: u64,
+    /// How many generators share the seed (at least 1).
+    pub instances: u64,
 }
 
 /// The longest [`Config::start_at_ms`] may lie ahead: a bound on a generator idling.
@@ -202,6 +216,10 @@ impl Config {
             progress: false,
             node: None,
             start_at_ms: None,
+            values: BTreeMap::new(),
+            seed: None,
+            instance: 0,
+            instances: 1,
         }
     }
 
@@ -248,11 +266,37 @@ impl Config {
         {
             return Err(Error::InvalidConfig(format!("-H: {problem}")));
         }
+        if self.instances == 0 || self.instance >= self.instances {
+            return Err(Error::InvalidConfig(format!(
+                "instance {} must be below instances {} (numbered from 0)",
+                self.instance, self.instances
+            )));
+        }
+        if !self.values.is_empty() && !self.scenarios.is_empty() {
+            return bad(
+                "with scenarios, declare values in each scenario of the file, not with --value",
+            );
+        }
         for s in self.effective_scenarios() {
-            let headers = self.headers.iter().chain(&s.headers);
-            if let Some(problem) = scenario::content_length_problem(headers, s.body.as_deref()) {
-                return Err(Error::InvalidConfig(format!("{:?}: {problem}", s.name)));
+            let headers = || self.headers.iter().chain(&s.headers);
+            let templated_body =
+                !s.values.is_empty() && crate::template::body_has_values(s.body.as_deref());
+            if templated_body && headers().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
+                return Err(Error::InvalidConfig(format!(
+                    "{:?}: the body has placeholders, so Content-Length is set per request: \
+                     remove the header",
+                    s.name
+                )));
             }
+            if !templated_body {
+                if let Some(problem) =
+                    scenario::content_length_problem(headers(), s.body.as_deref())
+                {
+                    return Err(Error::InvalidConfig(format!("{:?}: {problem}", s.name)));
+                }
+            }
+            self.request_template_for(&s)
+                .map_err(|why| Error::InvalidConfig(format!("{:?}: {why}", s.name)))?;
         }
         if !self.scenarios.is_empty() {
             scenario::validate(&self.scenarios)?;
@@ -279,6 +323,7 @@ impl Config {
             headers: Vec::new(),
             body: self.body.clone(),
             weight: 1,
+            values: self.values.clone(),
         }]
     }
 
@@ -286,6 +331,29 @@ impl Config {
     /// and `Accept` unless given, the common headers, the scenario's headers, `Connection:
     /// close` without keep-alive, `Content-Length` for a body, and the body.
     pub fn request_bytes_for(&self, s: &Scenario) -> Vec<u8> {
+        let mut bytes = self.request_head_for(s, true).into_bytes();
+        bytes.extend_from_slice(b"\r\n");
+        bytes.extend_from_slice(s.body.as_deref().unwrap_or_default());
+        bytes
+    }
+
+    /// The template of a scenario that declares values (`None` for one that does not),
+    /// or why it cannot be sent.
+    pub(crate) fn request_template_for(
+        &self,
+        s: &Scenario,
+    ) -> std::result::Result<Option<Template>, String> {
+        if s.values.is_empty() {
+            return Ok(None);
+        }
+        let body = s.body.as_deref();
+        let head = self.request_head_for(s, !crate::template::body_has_values(body));
+        Template::compile(&head, body, &s.values).map(Some)
+    }
+
+    /// The request line and header lines of a scenario, each ending in CRLF, without the
+    /// blank line; `Content-Length` for a body only when `length` is set.
+    fn request_head_for(&self, s: &Scenario, length: bool) -> String {
         let mut r = format!("{} {} HTTP/1.1\r\n", s.method, s.path);
         let all = || self.headers.iter().chain(&s.headers);
         let has = |name: &str| all().any(|(k, _)| k.eq_ignore_ascii_case(name));
@@ -308,15 +376,12 @@ impl Config {
         if !self.keepalive {
             r.push_str("Connection: close\r\n");
         }
-        if let Some(body) = &s.body {
+        if let (Some(body), true) = (&s.body, length) {
             if !has("content-length") {
                 r.push_str(&format!("Content-Length: {}\r\n", body.len()));
             }
         }
-        r.push_str("\r\n");
-        let mut bytes = r.into_bytes();
-        bytes.extend_from_slice(s.body.as_deref().unwrap_or_default());
-        bytes
+        r
     }
 }
 

@@ -26,6 +26,7 @@ pub mod result;
 mod run;
 pub mod scenario;
 pub mod signal;
+pub mod template;
 mod timer;
 mod worker;
 
@@ -37,3 +38,4 @@ pub use result::{
 };
 pub use run::{cpu_time, run};
 pub use scenario::Scenario;
+pub use template::ValueSpec;

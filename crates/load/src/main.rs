@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use benchrun_load::config::{parse_duration, parse_header, parse_warmup};
-use benchrun_load::{merge, report, run, scenario, Config, Limit, LoadResult, Target};
+use benchrun_load::{merge, report, run, scenario, template, Config, Limit, LoadResult, Target};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// HTTP/1.1 load generator: closed model (like wrk/ab) or open model at a fixed rate
@@ -95,6 +95,23 @@ struct LoadArgs {
     /// same time start together. A time already past starts at once; at most 5 min ahead.
     #[arg(long, value_name = "UNIX_MS")]
     start_at: Option<u64>,
+    /// A value for the `{{NAME}}` placeholders in the URL's path, the headers and the body,
+    /// drawn per request (repeatable): NAME=random:MIN..MAX, NAME=sequence:START..END,
+    /// NAME=pick:A,B,C, or NAME={"pick": ["a,b", "c"]}. With --scenarios, declare values in
+    /// the file instead.
+    #[arg(long = "value", value_name = "NAME=SPEC")]
+    values: Vec<String>,
+    /// Seed of the drawn values: the same seed, connections and instances send each
+    /// connection the same values (default: a new seed, printed in the JSON result).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// This generator's number among --instances generators sharing one seed (a
+    /// Kubernetes indexed Job sets JOB_COMPLETION_INDEX), so they draw different values.
+    #[arg(long, env = "JOB_COMPLETION_INDEX", default_value_t = 0)]
+    instance: u64,
+    /// How many generators share the seed.
+    #[arg(long, default_value_t = 1)]
+    instances: u64,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +165,14 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     c.method = a.method.to_ascii_uppercase();
     c.node = a.node.filter(|n| !n.is_empty());
     c.start_at_ms = a.start_at;
+    for v in &a.values {
+        let (name, spec) = template::parse_value_arg(v)?;
+        if c.values.insert(name.clone(), spec).is_some() {
+            anyhow::bail!("--value {name:?} is given twice");
+        }
+    }
+    c.seed = a.seed;
+    (c.instance, c.instances) = (a.instance, a.instances);
     c.body = a.body.map(String::into_bytes);
     if let Some(path) = &a.scenarios {
         c.scenarios = scenario::parse_file(&read_input(path)?)

@@ -138,6 +138,10 @@ pub struct LoadResult {
     /// spread leaves part of it with fewer generators running. Absent (0) for one generator.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub window_start_spread_ms: u64,
+    /// Seed of the values drawn for request templates (`--seed`, or the one picked), when a
+    /// scenario declared values; generators that share a seed merge to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -374,6 +378,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.keepalive &= r.keepalive;
         out.window_start_ms = out.window_start_ms.min(r.window_start_ms);
         out.start_at_ms = out.start_at_ms.or(r.start_at_ms);
+        out.seed = out.seed.or(r.seed);
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;

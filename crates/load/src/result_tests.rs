@@ -50,6 +50,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
+        seed: None,
     }
 }
 

@@ -29,11 +29,19 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let scenarios = config.effective_scenarios();
     let requests: Arc<[Request]> = scenarios
         .iter()
-        .map(|s| Request {
-            bytes: config.request_bytes_for(s).into(),
-            head: s.method == "HEAD",
+        .map(|s| {
+            let template = config
+                .request_template_for(s)
+                .map_err(|why| Error::InvalidConfig(format!("{:?}: {why}", s.name)))?;
+            Ok(Request {
+                bytes: config.request_bytes_for(s).into(),
+                head: s.method == "HEAD",
+                template,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
+    let templated = requests.iter().any(|r| r.template.is_some());
+    let seed = config.seed.unwrap_or_else(random_seed);
     let weights: Vec<u32> = scenarios.iter().map(|s| s.weight).collect();
     let cycle: Arc<[u16]> = scenario::weighted_cycle(&weights).into();
     let n_scenarios = scenarios.len();
@@ -88,6 +96,9 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             conn_ids,
             total_conns: config.connections,
             progress: counter,
+            seed,
+            instance: config.instance,
+            instances: config.instances,
         };
         let (warmup, limit, open) = (config.warmup, config.limit, interval.is_some());
         let (barrier, start_cell) = (barrier.clone(), start_cell.clone());
@@ -161,6 +172,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let mut result = build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)?;
     result.start_at_ms = config.start_at_ms;
     result.start_late_ms = start_late_ms;
+    result.seed = templated.then_some(seed);
     Ok(result)
 }
 
@@ -276,6 +288,7 @@ fn build_result(
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
+        seed: None,
     })
 }
 
@@ -316,6 +329,14 @@ fn scenario_results(
 
 /// Sleeps until the Unix time `at_ms`; returns how late it already was, in milliseconds. A
 /// time more than [`crate::config::MAX_START_WAIT`] ahead is refused rather than waited for.
+/// A seed for a run not given one: the clock's nanoseconds and the process id, mixed.
+fn random_seed() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
+}
+
 fn wait_until(at_ms: u64) -> Result<u64> {
     let now = unix_ms();
     let ahead = Duration::from_millis(at_ms.saturating_sub(now));

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::template::ValueSpec;
 
 /// Most scenarios in one run (indices are kept small on the hot path).
 pub const MAX_SCENARIOS: usize = 100;
@@ -29,6 +30,9 @@ pub struct Scenario {
     pub body: Option<Vec<u8>>,
     /// Relative share of the requests (1..=1000).
     pub weight: u32,
+    /// Values of the `{{name}}` placeholders in the path, header values and body, drawn per
+    /// request (see [`crate::template`]). Without values, `{{` is sent as it is.
+    pub values: BTreeMap<String, ValueSpec>,
 }
 
 /// The JSON form of one scenario in a `--scenarios` file.
@@ -45,6 +49,8 @@ struct ScenarioSpec {
     body: Option<String>,
     #[serde(default = "default_weight")]
     weight: u32,
+    #[serde(default)]
+    values: BTreeMap<String, ValueSpec>,
 }
 
 fn default_method() -> String {
@@ -56,13 +62,14 @@ fn default_weight() -> u32 {
 }
 
 /// Parses a scenarios file: a JSON array of
-/// `{"name", "path", "method"?, "headers"? {name: value}, "body"?, "weight"?}`.
+/// `{"name", "path", "method"?, "headers"? {name: value}, "body"?, "weight"?, "values"?
+/// {name: spec}}` (a spec as in [`ValueSpec`]).
 /// The scenarios are validated with [`validate`].
 pub fn parse_file(text: &str) -> Result<Vec<Scenario>> {
     let specs: Vec<ScenarioSpec> = serde_json::from_str(text).map_err(|e| {
         Error::InvalidConfig(format!(
             "scenarios file: {e} (expected a JSON array of {{\"name\", \"path\", \"method\", \
-             \"headers\", \"body\", \"weight\"}})"
+             \"headers\", \"body\", \"weight\", \"values\"}})"
         ))
     })?;
     let scenarios: Vec<Scenario> = specs
@@ -74,6 +81,7 @@ pub fn parse_file(text: &str) -> Result<Vec<Scenario>> {
             headers: s.headers.into_iter().collect(),
             body: s.body.map(String::into_bytes),
             weight: s.weight,
+            values: s.values,
         })
         .collect();
     validate(&scenarios)?;
@@ -127,13 +135,13 @@ pub(crate) const PATH_RULE: &str = "must start with '/' and hold only visible AS
     or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1";
 
 /// Whether `method` is an RFC 9110 token (so it cannot break the request line).
-pub(crate) fn is_token(method: &str) -> bool {
+pub fn is_token(method: &str) -> bool {
     http::Method::from_bytes(method.as_bytes()).is_ok()
 }
 
 /// Whether `path` is an origin-form request target: `/` and visible ASCII, so no space, CR,
 /// LF or other control character can end the request line early.
-pub(crate) fn is_path(path: &str) -> bool {
+pub fn is_path(path: &str) -> bool {
     path.starts_with('/') && path.bytes().all(|b| b.is_ascii_graphic())
 }
 

@@ -14,6 +14,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
+use crate::template::{Draw, Template};
 use crate::timer::Timer;
 
 /// How often in-flight requests are checked against their deadline.
@@ -41,6 +42,10 @@ struct Conn {
     deadline: Instant,
     /// Open model: when the next request is due.
     next_due: Instant,
+    /// Per scenario, this connection's source of template values (empty without templates).
+    draws: Vec<Draw>,
+    /// The current request, rendered from its scenario's template (unused without one).
+    rendered: Vec<u8>,
 }
 
 /// What one phase (warm-up or measured) of a worker may do.
@@ -61,6 +66,9 @@ pub(crate) struct Request {
     pub bytes: Box<[u8]>,
     /// The method is HEAD: responses have no body.
     pub head: bool,
+    /// The scenario's template, when it declares values: each request is rendered from it
+    /// and `bytes` is not sent.
+    pub template: Option<Template>,
 }
 
 /// Static settings of a worker.
@@ -83,6 +91,10 @@ pub(crate) struct WorkerSettings {
     pub conn_ids: Vec<usize>,
     pub total_conns: usize,
     pub progress: Arc<AtomicU64>,
+    /// Seed of template values, this generator's instance number and the instance count.
+    pub seed: u64,
+    pub instance: u64,
+    pub instances: u64,
 }
 
 pub(crate) struct Worker {
@@ -130,8 +142,11 @@ const TIMER_TOKEN: usize = usize::MAX;
 impl Worker {
     pub fn new(s: WorkerSettings) -> io::Result<Self> {
         let now = Instant::now();
-        let conns = (0..s.conn_ids.len())
-            .map(|_| Conn {
+        let templated = s.requests.iter().any(|r| r.template.is_some());
+        let conns = s
+            .conn_ids
+            .iter()
+            .map(|&id| Conn {
                 stream: None,
                 generation: 0,
                 state: State::Idle,
@@ -141,6 +156,17 @@ impl Worker {
                 sent_at: now,
                 deadline: now,
                 next_due: now,
+                // Connection numbers count over every instance sharing the seed.
+                draws: if templated {
+                    let conns = s.instances.saturating_mul(s.total_conns as u64);
+                    let global = s.instance.saturating_mul(s.total_conns as u64) + id as u64;
+                    (0..s.requests.len())
+                        .map(|scenario| Draw::new(s.seed, global, conns, scenario))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                rendered: Vec::new(),
             })
             .collect();
         let poll = Poll::new()?;
@@ -349,7 +375,11 @@ impl Worker {
         if self.cursor == self.s.cycle.len() {
             self.cursor = 0;
         }
-        c.parser.reset(self.s.requests[c.scenario].head);
+        let request = &self.s.requests[c.scenario];
+        c.parser.reset(request.head);
+        if let Some(t) = &request.template {
+            t.render(&mut c.draws[c.scenario], &mut c.rendered);
+        }
         if c.stream.is_some() {
             self.write(i, 0, now, rec);
             return;
@@ -427,7 +457,11 @@ impl Worker {
 
     fn write(&mut self, i: usize, mut off: usize, now: Instant, rec: &mut Recorder) {
         let c = &mut self.conns[i];
-        let req = &self.s.requests[c.scenario].bytes;
+        let request = &self.s.requests[c.scenario];
+        let req: &[u8] = match request.template {
+            Some(_) => &c.rendered,
+            None => &request.bytes,
+        };
         let Some(stream) = &mut c.stream else { return };
         while off < req.len() {
             match stream.write(&req[off..]) {

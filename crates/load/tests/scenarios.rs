@@ -17,6 +17,7 @@ fn scenario(name: &str, method: &str, path: &str, weight: u32) -> Scenario {
         headers: Vec::new(),
         body: None,
         weight,
+        values: Default::default(),
     }
 }
 

@@ -143,6 +143,19 @@ const MUTATORS: &[Mutator] = &[
                 .zip(l.units.iter().cloned())
                 .collect(),
             body: some_if(l.on, &l.s),
+            // A value with an odd name and a range that may be empty or reversed.
+            values: [(
+                l.s.clone(),
+                benchrun_api::RequestValue {
+                    random: l.on.then(|| benchrun_api::RandomRange {
+                        min: l.n,
+                        max: l.n.wrapping_neg(),
+                    }),
+                    pick: (!l.on).then(|| l.units.clone()),
+                    ..Default::default()
+                },
+            )]
+            .into(),
         })
     },
     |s, l| {

@@ -62,6 +62,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
+        seed: None,
     }
 }
 
