@@ -219,6 +219,53 @@ async fn templated_requests_reach_the_target_with_every_value_once() {
     cluster.finish(&ns, outcome).await;
 }
 
+/// Think time paces the closed model on the cluster: 4 connections pausing 50 ms after each
+/// response send at most 4 / 50 ms = 80 requests per second, and a 2 s ramp-up before the
+/// window sends requests that count as warm-up, which the target counts too.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn think_time_paces_the_load_and_the_ramp_up_is_not_measured() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-pacing").await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let yaml = demo_run("pacing", "{connections: [4]}", "").replace(
+        "duration: 20s, warmup: 3s,",
+        "duration: 10s, rampUp: 2s, thinkTime: 50ms,",
+    );
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "pacing", Duration::from_secs(300))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}, results {:?}",
+            status.phase,
+            status.results
+        );
+        let r = status.results.first().context("one result")?;
+        assert_counts_match(&counter.snapshot(), "pacing", r)?;
+        let rps = r.throughput.unwrap_or_default();
+        let ramp = r.warmup_requests.unwrap_or_default();
+        println!(
+            "{:?} requests, {rps:.1} req/s, p99 {:?} ms, {ramp} ramp-up requests",
+            r.requests,
+            r.latency_ms.as_ref().map(|l| l.p99)
+        );
+        anyhow::ensure!(
+            (50.0..=81.0).contains(&rps),
+            "{rps} req/s with 50 ms think time"
+        );
+        // 4 connections joining at 0, 0.5, 1 and 1.5 s of 2 s, each about 20 requests a second.
+        anyhow::ensure!((40..=120).contains(&ramp), "{ramp} ramp-up requests");
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn request_counts_and_keep_alive_are_set_per_cell() {

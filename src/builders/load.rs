@@ -104,6 +104,12 @@ pub(crate) fn load_args(
     if !cell.keep_alive {
         args.push("--no-keepalive".into());
     }
+    if let Some(r) = run.ramp_up() {
+        args.push(format!("--ramp-up={}", format_duration(r)));
+    }
+    if let Some(t) = run.think_time() {
+        args.push(format!("--think-time={}", format_duration(t)));
+    }
     args.extend(["-H".into(), cell_header(run_name, cell.index, repeat)]);
     // `--flag=value`: a value that starts with '-' (a body "-1", a header "-X: 1") would
     // otherwise be read as a flag and fail the load pod.
@@ -128,8 +134,9 @@ pub(crate) fn load_args(
         );
         // Every pod gets the same seed; JOB_COMPLETION_INDEX numbers them.
         args.push(format!("--seed={seed}"));
-        args.push(format!("--instances={pods}"));
     }
+    // Always: the Job's completion index is in every pod's environment.
+    args.push(format!("--instances={pods}"));
     // One event-loop thread per CPU of the limit: more threads than cores only adds
     // context switches to the generator's own cost.
     let threads = ((run.load_resources.cpu_millis + 999) / 1000).max(1);
@@ -444,6 +451,30 @@ mod tests {
     }
 
     #[test]
+    fn ramp_up_and_think_time_are_passed_and_lengthen_the_deadline() {
+        let spec = DEMO.replace(
+            "  pods: 2\n",
+            "  pods: 2\n  rampUp: 10s\n  thinkTime: 250ms\n",
+        );
+        let run = validated(&spec);
+        let job = job_of(&run, 0, 0, "1.2.3.4");
+        let args = args_of(&job);
+        assert!(args.contains(&"--ramp-up=10s".to_string()), "{args:?}");
+        assert!(args.contains(&"--think-time=250ms".to_string()), "{args:?}");
+        let plain = job_of(&validated(DEMO), 0, 0, "1.2.3.4");
+        let deadline = |j: &Job| j.spec.as_ref().unwrap().active_deadline_seconds.unwrap();
+        assert_eq!(deadline(&job) - deadline(&plain), 10);
+        // A request count with think time: 1000 requests over the fewest connections (4, two
+        // pods of 2) pause 250 ms about 250 times each, beyond the 300 s allowance.
+        let counted = validated(
+            &spec
+                .replace("  duration: 10s\n", "  requests: 4000\n")
+                .replace("  thinkTime: 250ms\n", "  thinkTime: 1s\n"),
+        );
+        assert_eq!(counted.expected_load_time().as_secs(), 10 + 3 + 1001);
+    }
+
+    #[test]
     fn template_values_go_to_every_pod_with_one_seed_and_the_pod_count() {
         let spec = DEMO.replace(
             "path: /hello, headers",
@@ -468,11 +499,13 @@ mod tests {
             let args = args_of(&job_of(&fixed, cell, repeat, "1.2.3.4"));
             assert!(args.contains(&"--seed=7".to_string()), "{args:?}");
         }
-        // Without values, none of this is passed.
+        // Without values, no seed or value; the instance count always (the load generator
+        // reads the Job's completion index from the environment either way).
         let plain = args_of(&job_of(&validated(DEMO), 0, 0, "1.2.3.4"));
         assert!(!plain
             .iter()
             .any(|a| a.starts_with("--seed") || a.starts_with("--value")));
+        assert!(plain.contains(&"--instances=2".to_string()), "{plain:?}");
     }
 
     #[test]

@@ -372,6 +372,7 @@ pub struct Resources {
     validation = Rule::new("!has(self.rate) || has(self.duration)").message("load.rate (open model) needs load.duration instead of load.requests"),
     validation = Rule::new("!(has(self.warmup) && has(self.warmupRequests))").message("load: set at most one of load.warmup (a duration) or load.warmupRequests (a count)"),
     validation = Rule::new("!has(self.requests) || self.requests >= self.connections").message("load.requests must be at least load.connections so every connection sends a request"),
+    validation = Rule::new("!(has(self.rate) && has(self.thinkTime))").message("load.thinkTime is for the closed model: remove it or load.rate (the open model's schedule sets the pace)"),
 )]
 pub struct Load {
     /// Concurrent connections (closed model: requests in flight), summed over the load pods.
@@ -417,6 +418,22 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub seed: Option<i64>,
+
+    /// Raise the load linearly over this time before the warm-up and the measured window, e.g.
+    /// `"10s"` (JMeter's ramp-up): connection `i` of `N` (over all load pods) sends its first
+    /// request `i/N` of the way in; in the open model it begins its schedule then, so the rate
+    /// rises in `N` steps. Not measured; its requests count as warm-up requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('1ms') && duration(self) <= duration('1h')").message("load.rampUp must be a duration between 1ms and 1h, e.g. \"10s\""))]
+    pub ramp_up: Option<String>,
+
+    /// Closed model: each connection pauses this long after a response before its next
+    /// request, like a user reading a page (e.g. `"500ms"`). Latency counts from the send, so
+    /// the pause is not in it; throughput is then bounded by connections / (latency + think
+    /// time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('1ms') && duration(self) <= duration('1h')").message("load.thinkTime must be a duration between 1ms and 1h, e.g. \"500ms\""))]
+    pub think_time: Option<String>,
 
     /// HTTP keep-alive (default true). False opens a new connection per request, like `ab`
     /// without `-k`.

@@ -206,15 +206,51 @@ impl ValidatedRun {
     /// Upper bound of how long one load Job should run (warm-up + measurement), used with
     /// `load_grace` to detect a stuck Job. Request-count limits get a generous allowance.
     pub fn expected_load_time(&self) -> Duration {
+        // With think time, a request count takes at least one pause per request of a
+        // connection (the fewest connections of any cell is the slowest).
+        let conns = self
+            .cells
+            .iter()
+            .map(|c| c.connections)
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        let paused = |n: i64| {
+            self.think_time().map_or(Duration::ZERO, |t| {
+                t * (n / i64::from(conns) + 1).min(u32::MAX.into()) as u32
+            })
+        };
         let warm = match self.warmup {
             Warmup::Duration(d) => d,
-            _ => Duration::from_secs(30),
+            Warmup::Requests(n) => Duration::from_secs(30).max(paused(n)),
+            Warmup::None => Duration::from_secs(30),
         };
+        let most = self.cells.iter().filter_map(|c| c.requests);
         let measure = match self.limit {
             Limit::Duration(d) => d,
-            Limit::Requests(_) => Duration::from_secs(300),
+            Limit::Requests(n) => {
+                Duration::from_secs(300).max(paused(most.max().unwrap_or(n).max(n)))
+            }
         };
-        warm + measure
+        self.ramp_up().unwrap_or_default() + warm + measure
+    }
+
+    /// `load.rampUp`, parsed (validation refused one that does not parse).
+    pub fn ramp_up(&self) -> Option<Duration> {
+        self.spec
+            .load
+            .ramp_up
+            .as_deref()
+            .and_then(|d| units::duration(d).ok())
+    }
+
+    /// `load.thinkTime`, parsed (validation refused one that does not parse).
+    pub fn think_time(&self) -> Option<Duration> {
+        self.spec
+            .load
+            .think_time
+            .as_deref()
+            .and_then(|d| units::duration(d).ok())
     }
 }
 
@@ -475,6 +511,25 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         (None, Some(n)) => Warmup::Requests(n),
         (None, None) => Warmup::None,
     };
+    for (field, text) in [
+        ("spec.load.rampUp", &load.ramp_up),
+        ("spec.load.thinkTime", &load.think_time),
+    ] {
+        let Some(text) = text else { continue };
+        let d = parse_duration(field, text, e);
+        if !(MIN_DURATION..=Duration::from_secs(3600)).contains(&d) {
+            e.push(err(
+                field,
+                format!("{text:?} must be between 1ms and 1h, e.g. \"10s\""),
+            ));
+        }
+    }
+    if load.think_time.is_some() && load.rate.is_some() {
+        e.push(err(
+            "spec.load.thinkTime",
+            "think time is for the closed model: remove it or load.rate (the open model's schedule sets the pace)",
+        ));
+    }
     let timeout = match units::duration(&load.timeout) {
         Ok(d) if d < MIN_DURATION => {
             e.push(err(

@@ -189,7 +189,17 @@ pub struct Config {
     pub instance: u64,
     /// How many generators share the seed (at least 1).
     pub instances: u64,
+    /// Before warm-up and measurement, connection `i` of `N` joins `ramp_up * i / N` after the
+    /// start (closed model: its first request; open model: its schedule), so load rises
+    /// linearly. Not recorded; its requests count in `warmup_requests`.
+    pub ramp_up: Option<Duration>,
+    /// Closed model: each connection waits this long after a response (or error) before its
+    /// next request, like a user reading a page.
+    pub think_time: Option<Duration>,
 }
+
+/// The longest ramp-up or think time.
+pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
 
 /// The longest [`Config::start_at_ms`] may lie ahead: a bound on a generator idling.
 pub const MAX_START_WAIT: Duration = Duration::from_secs(300);
@@ -220,6 +230,8 @@ impl Config {
             seed: None,
             instance: 0,
             instances: 1,
+            ramp_up: None,
+            think_time: None,
         }
     }
 
@@ -253,6 +265,19 @@ impl Config {
         if self.timeout.is_zero() {
             return bad("timeout must be positive");
         }
+        if self.ramp_up.is_some_and(|r| r.is_zero() || r > MAX_PAUSE) {
+            return bad("ramp-up must be positive and at most 1h");
+        }
+        if let Some(t) = self.think_time {
+            if self.rate.is_some() {
+                return bad(
+                    "think time is for the closed model: with --rate the schedule sets the pace",
+                );
+            }
+            if t.is_zero() || t > MAX_PAUSE {
+                return bad("think time must be positive and at most 1h");
+            }
+        }
         if !scenario::is_token(&self.method) {
             return Err(Error::InvalidConfig(format!(
                 "method {:?} must be a token like GET or POST",
@@ -266,7 +291,11 @@ impl Config {
         {
             return Err(Error::InvalidConfig(format!("-H: {problem}")));
         }
-        if self.instances == 0 || self.instance >= self.instances {
+        // Only drawn values use the instance: an indexed Job sets JOB_COMPLETION_INDEX for
+        // every generator, templated or not.
+        let templated =
+            !self.values.is_empty() || self.scenarios.iter().any(|s| !s.values.is_empty());
+        if templated && (self.instances == 0 || self.instance >= self.instances) {
             return Err(Error::InvalidConfig(format!(
                 "instance {} must be below instances {} (numbered from 0)",
                 self.instance, self.instances

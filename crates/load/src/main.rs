@@ -112,6 +112,14 @@ struct LoadArgs {
     /// How many generators share the seed.
     #[arg(long, default_value_t = 1)]
     instances: u64,
+    /// Raise the load linearly over this time before warm-up and measurement: connection i of
+    /// N joins at i/N of it (open model: begins its schedule then). Not recorded; its
+    /// requests count as warm-up requests.
+    #[arg(long, value_name = "D")]
+    ramp_up: Option<String>,
+    /// Closed model: pause this long after each response before the connection's next request.
+    #[arg(long, value_name = "D", conflicts_with = "rate")]
+    think_time: Option<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +180,8 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         }
     }
     c.seed = a.seed;
+    c.ramp_up = a.ramp_up.as_deref().map(parse_duration).transpose()?;
+    c.think_time = a.think_time.as_deref().map(parse_duration).transpose()?;
     (c.instance, c.instances) = (a.instance, a.instances);
     c.body = a.body.map(String::into_bytes);
     if let Some(path) = &a.scenarios {

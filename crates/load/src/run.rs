@@ -99,14 +99,31 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             seed,
             instance: config.instance,
             instances: config.instances,
+            think: config.think_time,
         };
         let (warmup, limit, open) = (config.warmup, config.limit, interval.is_some());
+        let ramp = config.ramp_up;
         let (barrier, start_cell) = (barrier.clone(), start_cell.clone());
         let handle = std::thread::Builder::new()
             .name(format!("load-{t}"))
             .spawn(move || -> WorkerOutput {
                 let mut worker = Worker::new(settings);
                 let mut warm_sent = 0;
+                // Ramp-up: the connections join one by one until all run; not recorded, its
+                // requests count with the warm-up's.
+                if let (Ok(w), Some(r)) = (&mut worker, ramp) {
+                    let phase = Phase {
+                        start: warm_start,
+                        budget: None,
+                        until: Some(warm_start + r),
+                        first_request: warm_first,
+                        ramp: Some(r),
+                    };
+                    let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
+                    w.run_phase(&phase, &mut rec);
+                    warm_sent += rec.sent;
+                }
+                let warm_start = warm_start + ramp.unwrap_or_default();
                 if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
                     let until = match warmup {
                         Warmup::Duration(d) => Some(warm_start + d),
@@ -117,10 +134,11 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                         budget: warm_budget,
                         until,
                         first_request: warm_first,
+                        ramp: None,
                     };
                     let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
                     w.run_phase(&phase, &mut rec);
-                    warm_sent = rec.sent;
+                    warm_sent += rec.sent;
                 }
                 barrier.wait(); // warm-up over everywhere
                 barrier.wait(); // the measured window has started
@@ -137,6 +155,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                         budget,
                         until,
                         first_request: first,
+                        ramp: None,
                     },
                     &mut rec,
                 );

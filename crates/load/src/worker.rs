@@ -58,6 +58,9 @@ pub(crate) struct Phase {
     pub until: Option<Instant>,
     /// Position in the scenario cycle of this worker's first request of the phase.
     pub first_request: u64,
+    /// Ramp-up: connection `i` of `N` sends its first request `ramp * i / N` after `start`
+    /// (closed model), or begins its schedule then (open model).
+    pub ramp: Option<Duration>,
 }
 
 /// One scenario's request, serialized once.
@@ -87,6 +90,8 @@ pub(crate) struct WorkerSettings {
     /// Non-blocking polls before blocking while requests are in flight (0 in the open
     /// model, which should stay cheap rather than spin).
     pub spin: u32,
+    /// Closed model: pause between a response and the connection's next request.
+    pub think: Option<Duration>,
     /// Global indices of this worker's connections, and the total connection count.
     pub conn_ids: Vec<usize>,
     pub total_conns: usize,
@@ -111,6 +116,9 @@ pub(crate) struct Worker {
     cursor: usize,
     /// Current number of non-blocking polls before sleeping (adapts, at most `s.spin`).
     spin_budget: u32,
+    /// Closed model, this phase: connections send when their `next_due` comes (ramp-up or
+    /// think time) rather than as soon as they are idle.
+    paced: bool,
 }
 
 /// The last point of the grid `start + k * step` at or before `t` (`t` for a zero step;
@@ -170,15 +178,17 @@ impl Worker {
             })
             .collect();
         let poll = Poll::new()?;
-        let timer = match s.interval {
-            Some(_) => {
+        let timer = match (s.interval, s.think) {
+            (None, None) => None,
+            // Ramp-up phases need the timer too: it is created for every worker, armed only
+            // in paced or open phases.
+            _ => {
                 let t = Timer::new()?;
                 let mut source = SourceFd(&t.raw());
                 poll.registry()
                     .register(&mut source, Token(TIMER_TOKEN), Interest::READABLE)?;
                 Some(t)
             }
-            None => None,
         };
         Ok(Worker {
             poll,
@@ -190,6 +200,7 @@ impl Worker {
             in_flight: 0,
             cursor: 0,
             spin_budget: s.spin,
+            paced: false,
             s,
         })
     }
@@ -203,12 +214,18 @@ impl Worker {
     /// Runs one phase until its limit is reached and every in-flight request has ended.
     pub fn run_phase(&mut self, p: &Phase, rec: &mut Recorder) {
         self.cursor = (p.first_request % self.s.cycle.len() as u64) as usize;
+        self.paced = self.s.interval.is_none() && (self.s.think.is_some() || p.ramp.is_some());
+        let share = |i: usize| self.s.conn_ids[i] as f64 / self.s.total_conns as f64;
+        let ramp = |i: usize| p.ramp.map_or(Duration::ZERO, |r| r.mul_f64(share(i)));
         if let Some(interval) = self.s.interval {
-            // Stagger the connections' schedules evenly over one interval.
-            for (i, c) in self.conns.iter_mut().enumerate() {
-                let offset =
-                    interval.mul_f64(self.s.conn_ids[i] as f64 / self.s.total_conns as f64);
-                c.next_due = p.start + offset;
+            // Stagger the connections' schedules evenly over one interval (after their
+            // place in the ramp-up, if any).
+            for i in 0..self.conns.len() {
+                self.conns[i].next_due = p.start + ramp(i) + interval.mul_f64(share(i));
+            }
+        } else if self.paced {
+            for i in 0..self.conns.len() {
+                self.conns[i].next_due = p.start + ramp(i);
             }
         } else {
             self.ready.extend(0..self.conns.len());
@@ -221,6 +238,8 @@ impl Worker {
             if let Some(interval) = self.s.interval {
                 let due = self.fire_due(interval, p, rec, now);
                 wake = wake.min(quantize_up(due, p.start, self.s.quantum));
+            } else if self.paced {
+                wake = wake.min(self.fire_paced(p, rec, now));
             } else {
                 self.drain_ready(p, rec);
             }
@@ -238,7 +257,8 @@ impl Worker {
                 }
             }
             let mut timeout = wake.saturating_duration_since(now);
-            if let Some(timer) = &self.timer {
+            let timed = self.paced || self.s.interval.is_some();
+            if let (Some(timer), true) = (&self.timer, timed) {
                 // Re-arm only when the wake-up moved: one syscall less per loop turn.
                 if armed != Some(wake) {
                     timer.arm(timeout);
@@ -316,6 +336,26 @@ impl Worker {
         if self.ready.is_empty() {
             self.ready = ready;
         }
+    }
+
+    /// Paced closed model: starts a request on every idle connection whose pause (ramp-up
+    /// place or think time) is over; returns the next wake-up. Latency counts from the send.
+    fn fire_paced(&mut self, p: &Phase, rec: &mut Recorder, now: Instant) -> Instant {
+        let mut wake = now + SCAN_EVERY;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.state != State::Idle {
+                continue;
+            }
+            if c.next_due <= now {
+                if self.may_send(p, rec, now) {
+                    self.start(i, now, now, rec);
+                }
+            } else {
+                wake = wake.min(c.next_due);
+            }
+        }
+        wake
     }
 
     /// Open model: starts every due request on an idle connection; returns the next wake-up.
@@ -506,9 +546,7 @@ impl Worker {
                     if close || !self.s.keepalive {
                         c.stream = None;
                     }
-                    if self.s.interval.is_none() {
-                        self.ready.push(i);
-                    }
+                    self.after_request(i, now);
                     return;
                 }
                 Progress::Invalid => return self.fail(i, Failure::Protocol, now, rec),
@@ -536,7 +574,18 @@ impl Worker {
         let c = &mut self.conns[i];
         c.stream = None;
         c.state = State::Idle;
-        if self.s.interval.is_none() {
+        self.after_request(i, now);
+    }
+
+    /// Closed model: queues idle connection `i` for its next request, at once or, paced,
+    /// after the think time.
+    fn after_request(&mut self, i: usize, now: Instant) {
+        if self.s.interval.is_some() {
+            return;
+        }
+        if self.paced {
+            self.conns[i].next_due = now + self.s.think.unwrap_or_default();
+        } else {
             self.ready.push(i);
         }
     }

@@ -172,6 +172,19 @@ fn the_binary_takes_values_a_seed_and_the_jobs_completion_index() {
         .map(|n| (format!("GET /item/{n}"), (1, 0)))
         .collect();
     assert_eq!(seen, want);
+    // Without values the index does not matter: every pod of an indexed Job has one, and
+    // a plain run must not trip over it (the e2e suite found that it did).
+    let plain = Command::new(env!("CARGO_BIN_EXE_benchrun-load"))
+        .args(["-c", "1", "-n", "3", "--output", "json"])
+        .arg(format!("http://{}/hello", server.addr))
+        .env("JOB_COMPLETION_INDEX", "1")
+        .output()
+        .unwrap();
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
     let bad = Command::new(env!("CARGO_BIN_EXE_benchrun-load"))
         .args(["-n", "1", "--value", "n=uniform:1..2"])
         .arg(&url)
