@@ -2,10 +2,9 @@
 //! command-line forms of URLs, durations and warm-up specs. Pure: no I/O except name
 //! resolution in [`Target::parse`].
 
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
-
-use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::scenario::{self, Scenario};

@@ -180,8 +180,8 @@ impl Worker {
         let poll = Poll::new()?;
         let timer = match (s.interval, s.think) {
             (None, None) => None,
-            // Ramp-up phases need the timer too: it is created for every worker, armed only
-            // in paced or open phases.
+            // Armed only in paced or open phases. A ramp-up without think time (closed
+            // model) has no timer and wakes by the poll timeout, to the millisecond.
             _ => {
                 let t = Timer::new()?;
                 let mut source = SourceFd(&t.raw());

@@ -114,3 +114,27 @@ fn an_open_ramp_up_raises_the_rate_in_steps() {
         r.requests
     );
 }
+
+#[test]
+fn a_closed_ramp_up_without_think_time_wakes_by_the_poll_timeout() {
+    // No timer in this worker (no rate, no think time): the ramp still spaces the
+    // connections and ends before the window.
+    let server = serve(Behavior::Ok);
+    let mut c = server.config(4, Limit::Requests(8));
+    c.ramp_up = Some(Duration::from_millis(400));
+    let began = Instant::now();
+    let r = run(&c).unwrap();
+    assert_eq!((r.requests, r.errors.total), (8, 0), "{:?}", r.errors);
+    let window = Duration::from_millis(r.window_end_ms - r.window_start_ms);
+    let ramp_end = began.elapsed().saturating_sub(window);
+    println!(
+        "ramp without think time: {} ramp requests, window after {ramp_end:?}",
+        r.warmup_requests
+    );
+    assert!(r.warmup_requests > 0);
+    assert!(
+        ramp_end >= Duration::from_millis(380),
+        "window began after {ramp_end:?}"
+    );
+    assert_eq!(server.connections(), 4);
+}
