@@ -2,12 +2,16 @@
 //! benchrun's examples (the Node/Java images of the published comparisons).
 //!
 //! Endpoints: `/hello` (small JSON), `/compute?n=` (primes below `n` by trial division),
-//! `/sleep?ms=`, `/alloc?mb=` (allocates and holds memory), `/healthz` and `/stats` (requests
-//! served per path and per `X-Benchrun-Cell` header value). See `docs/demo-target.md`.
+//! `/sleep?ms=`, `/alloc?mb=` (allocates and holds memory), `/docs/{id}` (an in-memory
+//! document store: `PUT` and `GET`), `/upstream/docs/{id}` (the same document read from
+//! another demo target, `--upstream`), `/healthz` and `/stats` (requests served per path and
+//! per `X-Benchrun-Cell` header value). See `docs/demo-target.md`.
 
 pub mod compute;
 pub mod query;
 pub mod server;
 pub mod stats;
+pub mod store;
+pub mod upstream;
 
-pub use server::serve;
+pub use server::{serve, ServeOptions};

@@ -3,6 +3,8 @@
 use std::net::IpAddr;
 
 use anyhow::Context;
+use benchrun_demo::upstream::Upstream;
+use benchrun_demo::ServeOptions;
 use clap::Parser;
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -16,6 +18,9 @@ struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0")]
     listen: IpAddr,
+    /// Another demo target that `/upstream/docs/{id}` reads its documents from.
+    #[arg(long, env = "UPSTREAM", value_name = "HOST:PORT")]
+    upstream: Option<Upstream>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -40,12 +45,20 @@ fn main() -> anyhow::Result<()> {
             }
             eprintln!("benchrun-demo: shutting down");
         };
+        let upstream = args
+            .upstream
+            .as_ref()
+            .map_or(String::new(), |u| format!(", upstream http://{u}"));
         println!(
-            "benchrun-demo {} listening on http://{} with {workers} worker threads",
+            "benchrun-demo {} listening on http://{} with {workers} worker threads{upstream}",
             env!("CARGO_PKG_VERSION"),
             listener.local_addr()?
         );
-        benchrun_demo::serve(listener, shutdown)
+        let options = ServeOptions {
+            upstream: args.upstream,
+            ..ServeOptions::default()
+        };
+        benchrun_demo::serve(listener, shutdown, options)
             .await
             .context("server failed")
     })

@@ -20,8 +20,17 @@ pub const OVERFLOW_TAG: &str = "_overflow";
 pub const MAX_TAG_LEN: usize = 253;
 
 /// The endpoints whose requests are counted, indexed by `path_index` (`/stats` lists them
-/// sorted by name).
-pub const COUNTED_PATHS: [&str; 5] = ["/hello", "/compute", "/sleep", "/alloc", "other"];
+/// sorted by name). `/docs` counts every `/docs/{id}` request, `/upstream` every
+/// `/upstream/docs/{id}` one; `other` (last) the 404s.
+pub const COUNTED_PATHS: [&str; 7] = [
+    "/hello",
+    "/compute",
+    "/sleep",
+    "/alloc",
+    "/docs",
+    "/upstream",
+    "other",
+];
 
 /// Counters of the requests served since start (excluding `/stats` and `/healthz`).
 #[derive(Debug, Default)]
@@ -118,9 +127,10 @@ mod tests {
         stats.record(0, Some("cell-1"));
         stats.record(0, Some("cell-1"));
         stats.record(1, Some("cell-2"));
+        stats.record(COUNTED_PATHS.len() - 1, None);
         stats.record(4, None);
         let json = stats.to_json();
-        assert_eq!(json["requests"], 4);
+        assert_eq!(json["requests"], 5);
         assert_eq!(json["paths"]["/hello"], 2);
         let s = Stats::new();
         for n in [3, 4] {
@@ -133,6 +143,8 @@ mod tests {
         assert_eq!(json["paths"]["/compute"], 1);
         assert_eq!(json["paths"]["/sleep"], 0);
         assert_eq!(json["paths"]["other"], 1);
+        assert_eq!(json["paths"]["/docs"], 1);
+        assert_eq!(json["paths"]["/upstream"], 0);
         assert_eq!(json["tags"], serde_json::json!({"cell-1": 2, "cell-2": 1}));
     }
 

@@ -5,8 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use benchrun_load::config::{parse_duration, parse_header, parse_warmup};
+use benchrun_load::result::ErrorCounts;
 use benchrun_load::{merge, report, run, scenario, template, Config, Limit, LoadResult, Target};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit status of a run in which requests failed, with `--fail-on-errors`.
+const EXIT_REQUESTS_FAILED: u8 = 3;
 
 /// HTTP/1.1 load generator: closed model (like wrk/ab) or open model at a fixed rate
 /// (like wrk2, with coordinated-omission-corrected latency).
@@ -120,6 +124,10 @@ struct LoadArgs {
     /// Closed model: pause this long after each response before the connection's next request.
     #[arg(long, value_name = "D", conflicts_with = "rate")]
     think_time: Option<String>,
+    /// Exit with status 3 (after printing the result) when any measured request failed:
+    /// transport error, timeout, 4xx or 5xx. For scripts such as data-seeding Jobs.
+    #[arg(long)]
+    fail_on_errors: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,11 +139,11 @@ enum Output {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Some(Command::Merge { files }) => merge_files(&files),
+        Some(Command::Merge { files }) => merge_files(&files).map(|()| ExitCode::SUCCESS),
         None => run_load(cli.load),
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("benchrun-load: {e:#}");
             ExitCode::from(2)
@@ -194,11 +202,53 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     Ok((c, a.output))
 }
 
-fn run_load(args: LoadArgs) -> anyhow::Result<()> {
+/// Runs the load and prints the result; the exit status says whether requests failed when
+/// `--fail-on-errors` asks for it.
+fn run_load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    let fail_on_errors = args.fail_on_errors;
     let (config, output) = config_from(args)?;
     benchrun_load::signal::install_handlers();
     let result = run(&config)?;
-    print(&result, output)
+    print(&result, output)?;
+    match failure_summary(result.requests, &result.errors) {
+        Some(summary) if fail_on_errors => {
+            eprintln!(
+                "benchrun-load: {summary}: exiting with status {EXIT_REQUESTS_FAILED} \
+                 (--fail-on-errors)"
+            );
+            Ok(ExitCode::from(EXIT_REQUESTS_FAILED))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `"12 of 1000 requests failed (4xx 12)"` when any of `requests` failed, naming each
+/// class that has failures; `None` when none did.
+fn failure_summary(requests: u64, e: &ErrorCounts) -> Option<String> {
+    if e.total == 0 {
+        return None;
+    }
+    let classes = [
+        ("connect refused", e.connect_refused),
+        ("connect timeout", e.connect_timeout),
+        ("connect other", e.connect_other),
+        ("timeout", e.timeout),
+        ("read", e.read),
+        ("body mismatch", e.body_mismatch),
+        ("protocol", e.protocol),
+        ("4xx", e.status_4xx),
+        ("5xx", e.status_5xx),
+    ];
+    let detail: Vec<String> = classes
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    Some(format!(
+        "{} of {requests} requests failed ({})",
+        e.total,
+        detail.join(", ")
+    ))
 }
 
 fn print(result: &LoadResult, output: Output) -> anyhow::Result<()> {
@@ -242,4 +292,48 @@ fn merge_files(files: &[std::path::PathBuf]) -> anyhow::Result<()> {
         results.push(r);
     }
     print(&merge(&results)?, Output::Json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_failure_gives_no_summary() {
+        assert_eq!(failure_summary(1000, &ErrorCounts::default()), None);
+        assert_eq!(failure_summary(0, &ErrorCounts::default()), None);
+    }
+
+    #[test]
+    fn the_summary_names_every_class_with_failures() {
+        let errors = ErrorCounts {
+            total: 12,
+            status_4xx: 12,
+            ..ErrorCounts::default()
+        };
+        assert_eq!(
+            failure_summary(1000, &errors).as_deref(),
+            Some("12 of 1000 requests failed (4xx 12)")
+        );
+        let errors = ErrorCounts {
+            total: 6,
+            connect_refused: 1,
+            timeout: 2,
+            status_5xx: 3,
+            ..ErrorCounts::default()
+        };
+        assert_eq!(
+            failure_summary(10, &errors).as_deref(),
+            Some("6 of 10 requests failed (connect refused 1, timeout 2, 5xx 3)")
+        );
+    }
+
+    #[test]
+    fn the_flag_parses_and_is_off_by_default() {
+        let cli = Cli::try_parse_from(["benchrun-load", "http://h:1/"]).unwrap();
+        assert!(!cli.load.fail_on_errors);
+        let cli =
+            Cli::try_parse_from(["benchrun-load", "--fail-on-errors", "http://h:1/"]).unwrap();
+        assert!(cli.load.fail_on_errors);
+    }
 }

@@ -158,3 +158,53 @@ fn a_scenarios_file_mixes_requests_and_bad_ones_name_the_problem() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn fail_on_errors_exits_3_when_requests_failed_and_0_otherwise() {
+    let not_found = serve(Behavior::Status(404));
+    let run = |server_url: &str, flag: bool| {
+        let mut cmd = bin();
+        cmd.args(["-c", "2", "-t", "1", "-n", "10"]);
+        if flag {
+            cmd.arg("--fail-on-errors");
+        }
+        cmd.arg(server_url).output().unwrap()
+    };
+
+    let failed = run(&not_found.url(), true);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "benchrun-load: 10 of 10 requests failed (4xx 10): exiting with status 3 \
+             (--fail-on-errors)"
+        ),
+        "{stderr}"
+    );
+    // The result is printed as usual before the exit.
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert!(stdout.contains("Failed requests:        10"), "{stdout}");
+
+    let tolerated = run(&not_found.url(), false);
+    assert_eq!(
+        tolerated.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&tolerated.stderr)
+    );
+    assert_eq!(not_found.requests(), 20);
+
+    let ok = serve(Behavior::Ok);
+    let clean = run(&ok.url(), true);
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    assert!(
+        clean.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+}
