@@ -327,10 +327,10 @@ async fn apply_one(
     let ns = &owner.namespace;
     let c = &ctx.client;
     match action {
-        Action::ApplyTarget { cell } => {
+        Action::ApplyTarget { cell, services } => {
             let cell = &v.cells[*cell];
-            let d =
-                builders::build_target_deployment(owner, v, cell, &ctx.config.image_pull_policy);
+            let pull = &ctx.config.image_pull_policy;
+            let d = builders::build_target_deployment(owner, v, cell, services, pull);
             ssa(
                 &Api::<Deployment>::namespaced(c.clone(), ns),
                 &d,
@@ -341,6 +341,26 @@ async fn apply_one(
             ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
         }
         Action::DeleteTargets { except } => delete_targets(c, owner, except.as_ref()).await?,
+        Action::ApplyServices => {
+            let pull = &ctx.config.image_pull_policy;
+            for i in 0..v.spec.services.len() {
+                let d = builders::build_service_deployment(owner, v, i, pull);
+                ssa(
+                    &Api::<Deployment>::namespaced(c.clone(), ns),
+                    &d,
+                    "Deployment",
+                )
+                .await?;
+                let s = builders::build_service_service(owner, v, i);
+                ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
+            }
+        }
+        Action::CreateSeedJob { service, addresses } => {
+            let pull = &ctx.config.image_pull_policy;
+            let job = builders::build_seed_job(owner, v, *service, addresses, pull);
+            ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
+        }
+        Action::DeleteServices => delete_services(c, owner).await?,
         Action::CreateJob {
             cell,
             repeat,
@@ -410,6 +430,27 @@ async fn delete_targets(c: &Client, owner: &Owner, except: Option<&String>) -> R
     .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
     delete_unkept(&services, &sel, keep, &DeleteParams::default(), "Service").await
+}
+
+/// Deletes this run's backing services (Deployments and Services) and seeding Jobs.
+async fn delete_services(c: &Client, owner: &Owner) -> Result<()> {
+    let ns = &owner.namespace;
+    let sel = names::selector(&names::common_labels(&owner.name, role::SERVICE));
+    let seeds = names::selector(&names::common_labels(&owner.name, role::SEED));
+    let all = |_: &std::collections::BTreeMap<String, String>| false;
+    let jobs = Api::<Job>::namespaced(c.clone(), ns);
+    delete_unkept(&jobs, &seeds, all, &DeleteParams::background(), "Job").await?;
+    let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+    delete_unkept(
+        &deployments,
+        &sel,
+        all,
+        &DeleteParams::background(),
+        "Deployment",
+    )
+    .await?;
+    let services = Api::<Service>::namespaced(c.clone(), ns);
+    delete_unkept(&services, &sel, all, &DeleteParams::default(), "Service").await
 }
 
 /// Deletes the objects matching `selector` whose labels `keep` does not keep.

@@ -48,6 +48,8 @@ pub mod label {
     pub const CELL: &str = "benchrun.dev/cell";
     /// Repeat index.
     pub const REPEAT: &str = "benchrun.dev/repeat";
+    /// Backing service name (`spec.services[].name`).
+    pub const SERVICE: &str = "benchrun.dev/service";
 }
 
 /// Values of the `benchrun.dev/role` label.
@@ -58,6 +60,10 @@ pub mod role {
     pub const LOAD: &str = "load";
     /// A detail ConfigMap.
     pub const DETAIL: &str = "detail";
+    /// A backing service's Deployment, Service and pod.
+    pub const SERVICE: &str = "service";
+    /// A backing service's seeding Job and its pod.
+    pub const SEED: &str = "seed";
 }
 
 /// Annotation on a load Job: the target pods' container restarts when the Job was created.
@@ -198,6 +204,31 @@ pub fn config_hash(target: &str, cell: &Cell) -> String {
 /// Name of the target Deployment and Service of a configuration.
 pub fn target_name(run: &str, target: &str, config: &str) -> String {
     format!("{}-{}-{config}", short_run(run), short_target(target))
+}
+
+/// Name of a backing service's Deployment and Service: `<run>-svc-<service>`.
+pub fn service_name(run: &str, service: &str) -> String {
+    format!("{}-svc-{}", short_run(run), short_target(service))
+}
+
+/// Regex of a backing service's pod names: its Deployment's name, the ReplicaSet hash and the
+/// pod suffix, so that a target named like the service (`svc-x`, whose pods are
+/// `<run>-svc-x-<config>-<hash>-<suffix>`) is never counted as the service.
+pub fn service_pods_regex(run: &str, service: &str) -> String {
+    format!("{}-[a-z0-9]+-[a-z0-9]+", service_name(run, service))
+}
+
+/// Name of a backing service's seeding Job: `<run>-seed-<service>`.
+pub fn seed_job_name(run: &str, service: &str) -> String {
+    format!("{}-seed-{}", short_run(run), short_target(service))
+}
+
+/// Labels of a backing service's Deployment, Service and pod (`role` [`role::SERVICE`]) or of
+/// its seeding Job and pod ([`role::SEED`]).
+pub fn service_labels(run: &str, role: &str, service: &str) -> BTreeMap<String, String> {
+    let mut l = common_labels(run, role);
+    l.insert(label::SERVICE.into(), target_label(service));
+    l
 }
 
 /// Name of the load Job of one measurement.

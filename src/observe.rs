@@ -12,14 +12,19 @@ use k8s_openapi::api::core::v1::{ConfigMap, ContainerStatus, Pod, Service};
 use kube::api::{ListParams, LogParams};
 use kube::{Api, ResourceExt};
 
-use crate::builders::{Owner, DETAIL_KEY, LOAD_CONTAINER, TARGET_CONTAINER};
+use crate::builders::{
+    Owner, DETAIL_KEY, LOAD_CONTAINER, SEED_CONTAINER, SERVICE_CONTAINER, TARGET_CONTAINER,
+};
 use crate::controller::Context;
 use crate::error::{Error, Result};
 use crate::kills::{self, ContainerFacts};
 use crate::names::{self, label, role};
-use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
+use crate::observed::{
+    Collection, JobObserved, Observed, PendingObserved, SeedObserved, ServiceObserved, Slot,
+    TargetObserved,
+};
 use crate::plan;
-use crate::prometheus::{Prometheus, UsageQuery};
+use crate::prometheus::{Prometheus, ServiceQuery, UsageQuery};
 use crate::results;
 use crate::slots::{self, RunView};
 
@@ -102,8 +107,13 @@ pub async fn observe(
     configs.dedup();
     o.target_configs = configs;
     o.jobs = jobs.iter().map(|j| j.name_any()).collect();
+    let backing = backing_children(ctx, owner).await?;
+    o.service_children = backing.any();
     if plan::is_finished(status) {
         return Ok(o);
+    }
+    if !v.spec.services.is_empty() {
+        o.services = services_state(ctx, owner, v, &backing).await?;
     }
     o.metrics_retry_for = ctx.config.metrics_retry_for;
     for (cell_i, repeat) in plan::collections_due(status, now) {
@@ -123,7 +133,7 @@ pub async fn observe(
             &names::selector(&names::target_labels(&owner.name, target, &config)),
         )
         .await?;
-        o.target = Some(target_state(d, &pods));
+        o.target = Some(target_state(d, &pods, TARGET_CONTAINER));
     }
     o.service_ip = services
         .iter()
@@ -286,7 +296,9 @@ async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) ->
     ctx.slots.acquire(&slots::key(run), &all)
 }
 
-fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
+/// A Deployment and its pods: readiness, restarts and problems of the containers named
+/// `container` (the target's, or a backing service's).
+fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved {
     let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
     let st = d.status.clone().unwrap_or_default();
     let current = st.observed_generation.unwrap_or(0) >= d.metadata.generation.unwrap_or(0);
@@ -319,7 +331,7 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
             .container_statuses
             .unwrap_or_default()
             .iter()
-            .filter(|c| c.name == TARGET_CONTAINER)
+            .filter(|c| c.name == container)
         {
             t.restarts += cs.restart_count;
             let last = cs.last_state.as_ref().and_then(|s| s.terminated.clone());
@@ -350,6 +362,128 @@ fn target_state(d: &Deployment, pods: &[Pod]) -> TargetObserved {
     t.nodes.sort();
     t.nodes.dedup();
     t
+}
+
+/// The Deployments, Services and seeding Jobs of this run's backing services.
+struct BackingChildren {
+    deployments: Vec<Deployment>,
+    services: Vec<Service>,
+    seeds: Vec<Job>,
+}
+
+impl BackingChildren {
+    fn any(&self) -> bool {
+        !(self.deployments.is_empty() && self.services.is_empty() && self.seeds.is_empty())
+    }
+}
+
+async fn backing_children(ctx: &Context, owner: &Owner) -> Result<BackingChildren> {
+    let ns = &owner.namespace;
+    let c = ctx.client.clone();
+    let sel = names::selector(&names::common_labels(&owner.name, role::SERVICE));
+    let seed_sel = names::selector(&names::common_labels(&owner.name, role::SEED));
+    Ok(BackingChildren {
+        deployments: list(&Api::<Deployment>::namespaced(c.clone(), ns), &sel).await?,
+        services: list(&Api::<Service>::namespaced(c.clone(), ns), &sel).await?,
+        seeds: list(&Api::<Job>::namespaced(c, ns), &seed_sel).await?,
+    })
+}
+
+/// Each backing service whose Deployment exists: its pod's readiness, its ClusterIP and its
+/// seeding Job.
+async fn services_state(
+    ctx: &Context,
+    owner: &Owner,
+    v: &ValidatedRun,
+    backing: &BackingChildren,
+) -> Result<Vec<ServiceObserved>> {
+    let pods_api = Api::<Pod>::namespaced(ctx.client.clone(), &owner.namespace);
+    let pods = list(
+        &pods_api,
+        &names::selector(&names::common_labels(&owner.name, role::SERVICE)),
+    )
+    .await?;
+    let seed_pods = list(
+        &pods_api,
+        &names::selector(&names::common_labels(&owner.name, role::SEED)),
+    )
+    .await?;
+    let mut out = Vec::new();
+    for s in &v.spec.services {
+        let name = names::service_name(&owner.name, &s.name);
+        let Some(d) = backing.deployments.iter().find(|d| d.name_any() == name) else {
+            continue;
+        };
+        let own = |p: &&Pod| p.labels().get(label::SERVICE) == d.labels().get(label::SERVICE);
+        let mine: Vec<Pod> = pods.iter().filter(own).cloned().collect();
+        let cluster_ip = backing
+            .services
+            .iter()
+            .find(|x| x.name_any() == name)
+            .and_then(|x| x.spec.as_ref()?.cluster_ip.clone())
+            .filter(|ip| !ip.is_empty() && ip != "None");
+        let job = names::seed_job_name(&owner.name, &s.name);
+        let seed = match backing.seeds.iter().find(|j| j.name_any() == job) {
+            None => SeedObserved::Absent,
+            Some(j) => {
+                let mine: Vec<Pod> = seed_pods
+                    .iter()
+                    .filter(|p| p.labels().get("job-name") == Some(&job))
+                    .cloned()
+                    .collect();
+                seed_state(j, &mine, &pods_api).await
+            }
+        };
+        out.push(ServiceObserved {
+            name: s.name.clone(),
+            state: target_state(d, &mine, SERVICE_CONTAINER),
+            cluster_ip,
+            seed,
+        });
+    }
+    Ok(out)
+}
+
+/// A seeding Job's state; a failure names the Job's reason and the last lines of the log of
+/// a pod that exited non-zero.
+async fn seed_state(job: &Job, pods: &[Pod], api: &Api<Pod>) -> SeedObserved {
+    let st = job.status.clone().unwrap_or_default();
+    let conds = st.conditions.unwrap_or_default();
+    let is = |t: &str| conds.iter().find(|c| c.type_ == t && c.status == "True");
+    if is("Complete").is_some() {
+        return SeedObserved::Succeeded(st.completion_time.map(|t| t.0.as_millisecond()));
+    }
+    let Some(c) = is("Failed") else {
+        return SeedObserved::Running;
+    };
+    let mut reason = format!(
+        "{}: {}",
+        c.reason.clone().unwrap_or_default(),
+        c.message.clone().unwrap_or_default()
+    );
+    let failed = pods.iter().find(|p| {
+        p.status
+            .as_ref()
+            .and_then(|s| {
+                s.container_statuses
+                    .as_ref()?
+                    .first()?
+                    .state
+                    .clone()?
+                    .terminated
+            })
+            .is_some_and(|t| t.exit_code != 0)
+    });
+    if let Some(p) = failed {
+        let params = LogParams {
+            container: Some(SEED_CONTAINER.into()),
+            tail_lines: Some(3),
+            ..LogParams::default()
+        };
+        let log = api.logs(&p.name_any(), &params).await.unwrap_or_default();
+        reason.push_str(&format!("; pod {}: {}", p.name_any(), log.trim()));
+    }
+    SeedObserved::Failed(reason)
 }
 
 /// What to change when the kubelet refuses a container for `runAsNonRoot` (the image's user is
@@ -541,6 +675,17 @@ async fn usage(
             .as_ref()
             .map(|p| p.extra_queries.clone())
             .unwrap_or_default(),
+        services: v
+            .spec
+            .services
+            .iter()
+            .zip(&v.services)
+            .map(|(s, plan)| ServiceQuery {
+                name: s.name.clone(),
+                pods: names::service_pods_regex(&owner.name, &s.name),
+                cpu_limit_cores: plan.resources.cpu_millis as f64 / 1000.0,
+            })
+            .collect(),
     };
     match prom.usage(&q).await {
         Ok(u) => Collection::Answered(Ok(u)),

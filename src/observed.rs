@@ -39,6 +39,33 @@ pub struct TargetObserved {
     pub fatal: bool,
 }
 
+/// A backing service's seeding Job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum SeedObserved {
+    /// Not created (or the service has no seed step).
+    #[default]
+    Absent,
+    /// Created, not finished.
+    Running,
+    /// Completed; when (ms since the epoch), if the Job says.
+    Succeeded(Option<i64>),
+    /// Failed (every retry, or past its deadline), with the reason.
+    Failed(String),
+}
+
+/// A backing service whose Deployment exists.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServiceObserved {
+    /// `spec.services[].name`.
+    pub name: String,
+    /// Its Deployment and pod, as a target's are observed.
+    pub state: TargetObserved,
+    /// Its Service's ClusterIP, once allocated.
+    pub cluster_ip: Option<String>,
+    /// Its seeding Job.
+    pub seed: SeedObserved,
+}
+
 /// The focus measurement's load Job.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobObserved {
@@ -56,6 +83,8 @@ pub enum JobObserved {
 pub type UsageObserved = Result<(TargetUsage, BTreeMap<String, f64>), String>;
 
 /// One attempt to read a measured window's usage from Prometheus.
+// One per observed window, moved once into the planner: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Collection {
     /// Prometheus answered: the usage, or an error that asking again would not fix (a bad
@@ -101,6 +130,10 @@ pub struct Observed {
     pub target: Option<TargetObserved>,
     /// The focus configuration's Service ClusterIP, once allocated.
     pub service_ip: Option<String>,
+    /// The backing services whose Deployments exist (only while the run is not finished).
+    pub services: Vec<ServiceObserved>,
+    /// Some Deployment, Service or seeding Job of a backing service of this run exists.
+    pub service_children: bool,
     /// The focus measurement's load Job.
     pub job: JobObserved,
     /// The restart baseline recorded on the focus Job.
@@ -137,6 +170,8 @@ impl Default for Observed {
             jobs: Vec::new(),
             target: None,
             service_ip: None,
+            services: Vec::new(),
+            service_children: false,
             job: JobObserved::Absent,
             restarts_baseline: None,
             restarts_baseline_pods: None,

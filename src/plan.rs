@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use benchrun_api::validate::FieldError;
 use benchrun_api::{
-    condition, phase, BenchmarkRunStatus, CellResult, CurrentMeasurement, ValidatedRun,
+    condition, phase, BenchmarkRunStatus, CellResult, CurrentMeasurement, ServiceAddress,
+    ValidatedRun,
 };
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
@@ -53,7 +54,20 @@ pub enum Action {
     ApplyTarget {
         /// Cell index.
         cell: usize,
+        /// The backing services' addresses, given to the target as variables.
+        services: Vec<ServiceAddress>,
     },
+    /// Apply the Deployment and Service of every backing service.
+    ApplyServices,
+    /// Create the seeding Job of a backing service.
+    CreateSeedJob {
+        /// Index in `spec.services`.
+        service: usize,
+        /// Every backing service's address, given to the seeding container as variables.
+        addresses: Vec<ServiceAddress>,
+    },
+    /// Delete this run's backing services and their seeding Jobs.
+    DeleteServices,
     /// Delete this run's target Deployments and Services, except one configuration.
     DeleteTargets {
         /// Config hash to keep.
@@ -344,9 +358,11 @@ pub fn plan_refused(
         reason.clone(),
     );
     match &refusal.action {
-        Action::ApplyTarget { cell } if *cell < run.cells.len() => {
+        Action::ApplyTarget { cell, .. } if *cell < run.cells.len() => {
             p.fail_configuration(*cell, reason)
         }
+        // Without its backing services no measurement can run.
+        Action::ApplyServices | Action::CreateSeedJob { .. } => p.fail_remaining(reason),
         Action::CreateJob { cell, repeat, .. } | Action::StoreDetail { cell, repeat, .. }
             if *cell < run.cells.len() && *repeat < run.repeats =>
         {
@@ -441,6 +457,9 @@ mod steps;
 #[path = "plan_metrics.rs"]
 mod metrics;
 
+#[path = "plan_services.rs"]
+mod services;
+
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 pub(crate) mod tests;
@@ -448,6 +467,10 @@ pub(crate) mod tests;
 #[cfg(test)]
 #[path = "plan_fault_tests.rs"]
 mod fault_tests;
+
+#[cfg(test)]
+#[path = "plan_services_tests.rs"]
+mod services_tests;
 
 #[cfg(test)]
 #[path = "plan_fuzz_tests.rs"]

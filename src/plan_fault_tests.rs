@@ -22,7 +22,10 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
         &run,
         &status,
         &obs(),
-        &refused(Action::ApplyTarget { cell: 0 }),
+        &refused(Action::ApplyTarget {
+            cell: 0,
+            services: vec![],
+        }),
         at(1000),
     );
     // Cells 0 and 1 share the 250m configuration: 2 cells × 2 repeats fail at once, at once.
@@ -49,7 +52,10 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
     // The run moves on to the next configuration without retrying the refused one.
     let cur = d.status.current.unwrap();
     assert_eq!((cur.cell, cur.stage.as_str()), (2, stage::DEPLOYING));
-    assert!(!d.actions.contains(&Action::ApplyTarget { cell: 0 }));
+    assert!(!d.actions.contains(&Action::ApplyTarget {
+        cell: 0,
+        services: vec![]
+    }));
 }
 
 #[test]
@@ -91,7 +97,10 @@ fn a_refused_last_measurement_finishes_the_run_and_frees_the_slot() {
         &run,
         &running(0, 0, stage::DEPLOYING, 0),
         &obs(),
-        &refused(Action::ApplyTarget { cell: 0 }),
+        &refused(Action::ApplyTarget {
+            cell: 0,
+            services: vec![],
+        }),
         at(1000),
     );
     assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
@@ -110,7 +119,10 @@ fn ready_timeout_fires_without_applying_again() {
     );
     assert_eq!(d.status.results.len(), 4);
     assert!(
-        !d.actions.contains(&Action::ApplyTarget { cell: 0 }),
+        !d.actions.contains(&Action::ApplyTarget {
+            cell: 0,
+            services: vec![]
+        }),
         "{:?}",
         d.actions
     );

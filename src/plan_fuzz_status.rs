@@ -115,6 +115,17 @@ pub fn usage() -> impl Strategy<Value = TargetUsage> {
             memory_samples: mem_n,
             sample_interval_seconds: interval,
             load_cpu_cores_prometheus: prom,
+            services: avg
+                .map(|a| {
+                    vec![benchrun_api::ServiceUsage {
+                        name: "db".into(),
+                        cpu_avg_cores: Some(a),
+                        cpu_avg_of_limit: of_limit,
+                        memory_peak_bytes: mem,
+                        ..Default::default()
+                    }]
+                })
+                .unwrap_or_default(),
         },
     )
 }

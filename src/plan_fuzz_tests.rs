@@ -37,10 +37,10 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
     let owner = owner();
     for a in &d.actions {
         match a {
-            Action::ApplyTarget { cell } => {
+            Action::ApplyTarget { cell, services } => {
                 prop_assert!(*cell < run.cells.len(), "{:?}", a);
                 let c = &run.cells[*cell];
-                builders::build_target_deployment(&owner, run, c, "IfNotPresent");
+                builders::build_target_deployment(&owner, run, c, services, "IfNotPresent");
                 builders::build_target_service(&owner, run, c);
             }
             Action::CreateJob {
@@ -63,7 +63,21 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
                 builders::build_detail_configmap(&owner, *cell, *repeat, json.clone());
             }
-            Action::DeleteTargets { .. } | Action::DeleteJobs(_) | Action::DeleteRun => {}
+            Action::ApplyServices => {
+                for i in 0..run.spec.services.len() {
+                    builders::build_service_deployment(&owner, run, i, "IfNotPresent");
+                    builders::build_service_service(&owner, run, i);
+                }
+            }
+            Action::CreateSeedJob { service, addresses } => {
+                prop_assert!(*service < run.spec.services.len(), "{:?}", a);
+                prop_assert!(run.spec.services[*service].seed.is_some(), "{:?}", a);
+                builders::build_seed_job(&owner, run, *service, addresses, "IfNotPresent");
+            }
+            Action::DeleteTargets { .. }
+            | Action::DeleteJobs(_)
+            | Action::DeleteRun
+            | Action::DeleteServices => {}
         }
     }
     Ok(())
@@ -109,7 +123,10 @@ fn align(
 /// An action the apiserver may have refused, naming any cell and repeat.
 fn refused_action() -> impl Strategy<Value = Action> {
     prop_oneof![
-        index().prop_map(|cell| Action::ApplyTarget { cell }),
+        index().prop_map(|cell| Action::ApplyTarget {
+            cell,
+            services: vec![]
+        }),
         (index(), index()).prop_map(|(cell, repeat)| Action::CreateJob {
             cell,
             repeat,

@@ -176,8 +176,9 @@ impl Planner<'_> {
                 SCRAPE_SETTLE + STALL_GRACE * 5,
                 "the result could not be collected",
             ),
+            // Backing services come up and are seeded first, then the target.
             _ => (
-                self.run.ready_timeout + STALL_GRACE,
+                self.services_time() + self.run.ready_timeout + STALL_GRACE,
                 "the target or the load Job could not be applied",
             ),
         }
@@ -189,8 +190,18 @@ impl Planner<'_> {
         let stale = self.obs.target_configs.iter().any(|h| *h != config);
         let target = self.obs.target.clone().unwrap_or_default();
         let up = !stale && target.ready && self.obs.service_ip.is_some();
+        let Some(services) = self.services_up(cur) else {
+            return;
+        };
         // The timeout comes before any action: an apply that keeps failing must not stop it.
-        let waited = self.elapsed(&cur.since);
+        // It counts from when the backing services were up, if that was later.
+        let since = services
+            .settled_ms
+            .map_or(cur.since.0.as_millisecond(), |t| {
+                t.max(cur.since.0.as_millisecond())
+            });
+        let waited =
+            Duration::from_millis(self.now.as_millisecond().saturating_sub(since).max(0) as u64);
         if !up && (target.fatal || waited >= self.run.ready_timeout) {
             let problem = match (&target.problem, stale) {
                 (Some(p), _) => p.clone(),
@@ -212,7 +223,10 @@ impl Planner<'_> {
             self.after(Duration::from_secs(2));
             return;
         }
-        self.actions.push(Action::ApplyTarget { cell });
+        self.actions.push(Action::ApplyTarget {
+            cell,
+            services: services.addresses,
+        });
         // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
         // the first window of a configuration has too few CPU samples for a rate.
         let settled = target.ready_since_ms.is_none_or(|t| {
@@ -547,6 +561,9 @@ impl Planner<'_> {
         }
         if clean && !self.obs.jobs.is_empty() {
             self.actions.push(Action::DeleteJobs(self.obs.jobs.clone()));
+        }
+        if clean && self.obs.service_children {
+            self.actions.push(Action::DeleteServices);
         }
         if let (Some(ttl), Some(done)) = (
             self.run.ttl_after_finished,

@@ -152,7 +152,13 @@ fn new_run_without_a_slot_is_queued_naming_the_holder() {
 fn deploying_applies_the_target_and_waits_until_ready() {
     let run = validated(SPEC);
     let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &obs(), at(1000));
-    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyTarget {
+            cell: 0,
+            services: vec![]
+        }]
+    );
     assert_eq!(d.status.current.unwrap().stage, stage::DEPLOYING);
     assert_eq!(d.requeue, Some(Duration::from_secs(2)));
 }
@@ -177,7 +183,10 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
     assert_eq!(
         d.actions,
         vec![
-            Action::ApplyTarget { cell: 0 },
+            Action::ApplyTarget {
+                cell: 0,
+                services: vec![]
+            },
             Action::CreateJob {
                 cell: 0,
                 repeat: 0,
@@ -477,7 +486,13 @@ fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() 
         ..obs()
     };
     let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
-    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyTarget {
+            cell: 0,
+            services: vec![]
+        }]
+    );
     assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
 }
 
@@ -711,7 +726,13 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
         ..obs()
     };
     let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(5000));
-    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyTarget {
+            cell: 0,
+            services: vec![]
+        }]
+    );
     assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
     let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(11_000));
     assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
@@ -1048,7 +1069,13 @@ fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
         ..obs()
     };
     let d = plan(&run, &status, &ready, at(30_000));
-    assert_eq!(d.actions, vec![Action::ApplyTarget { cell: 0 }]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyTarget {
+            cell: 0,
+            services: vec![]
+        }]
+    );
     assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
     let c = cond(&d.status, condition::RUNNING);
     assert_eq!(

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use benchrun_api::{ExtraQuery, TargetUsage};
+use benchrun_api::{ExtraQuery, ServiceUsage, TargetUsage};
 use serde::Deserialize;
 
 use crate::promql::{self, Raw, Selector};
@@ -123,6 +123,19 @@ pub struct UsageQuery {
     pub target_cpu_limit_cores: f64,
     /// The run's extra queries.
     pub extra: Vec<ExtraQuery>,
+    /// The run's backing services.
+    pub services: Vec<ServiceQuery>,
+}
+
+/// One backing service to read over the window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServiceQuery {
+    /// `spec.services[].name`.
+    pub name: String,
+    /// Regex of its pod name.
+    pub pods: String,
+    /// Its CPU limit in cores.
+    pub cpu_limit_cores: f64,
 }
 
 /// A Prometheus HTTP API client.
@@ -284,7 +297,33 @@ impl Prometheus {
             periods,
             load_cpu,
         };
-        let usage = usage_from(&raw_usage, span, q.target_cpu_limit_cores);
+        let mut usage = usage_from(&raw_usage, span, q.target_cpu_limit_cores);
+        for svc in &q.services {
+            let sel = Selector {
+                namespace: &q.namespace,
+                pods: &svc.pods,
+            };
+            let queries = [
+                promql::raw(promql::CPU, &sel, &raw),
+                promql::raw(promql::WORKING_SET, &sel, &raw),
+                promql::raw(promql::THROTTLED_PERIODS, &sel, &raw),
+                promql::raw(promql::PERIODS, &sel, &raw),
+            ];
+            let found =
+                futures::future::try_join_all(queries.iter().map(|p| self.samples(p, raw.at())))
+                    .await?;
+            let [cpu, memory, throttled, periods]: [Vec<Series>; 4] =
+                found.try_into().expect("four queries give four answers");
+            let raw_service = RawUsage {
+                cpu,
+                memory,
+                throttled,
+                periods,
+                load_cpu: Vec::new(),
+            };
+            let u = usage_from(&raw_service, span, svc.cpu_limit_cores);
+            usage.services.push(service_usage(&svc.name, u));
+        }
         let window = promql::window_range(start_ms, end_ms);
         let mut extra = BTreeMap::new();
         for e in &q.extra {
@@ -349,6 +388,21 @@ pub fn usage_from(raw: &RawUsage, span: Span, target_limit: f64) -> TargetUsage 
         load_cpu_cores: None,
         load_cpu_of_limit: None,
         load_cpu_cores_prometheus: samples::counter(&raw.load_cpu, span).map(|c| round(c.avg, 4)),
+        services: Vec::new(),
+    }
+}
+
+/// A backing service's figures, from [`usage_from`] of its samples.
+pub fn service_usage(name: &str, u: TargetUsage) -> ServiceUsage {
+    ServiceUsage {
+        name: name.to_string(),
+        cpu_avg_cores: u.cpu_avg_cores,
+        cpu_peak_cores: u.cpu_peak_cores,
+        cpu_avg_of_limit: u.cpu_avg_of_limit,
+        cpu_peak_of_limit: u.cpu_peak_of_limit,
+        cpu_throttled: u.cpu_throttled,
+        memory_avg_bytes: u.memory_avg_bytes,
+        memory_peak_bytes: u.memory_peak_bytes,
     }
 }
 

@@ -104,6 +104,7 @@ pub(crate) fn usage() -> TargetUsage {
         load_cpu_cores: Some(0.3),
         load_cpu_of_limit: Some(0.3),
         load_cpu_cores_prometheus: Some(0.31),
+        services: Vec::new(),
     }
 }
 

@@ -37,6 +37,8 @@ pub mod code {
     pub const WINDOW_TOO_SHORT: &str = "WindowTooShort";
     /// The load pods began their measured windows far apart.
     pub const STAGGERED_START: &str = "StaggeredStart";
+    /// A backing service ran at its CPU limit.
+    pub const SERVICE_BOUND: &str = "ServiceBound";
 }
 
 /// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
@@ -57,6 +59,9 @@ pub const MIN_CPU_SAMPLES: i32 = 2;
 pub const MAX_START_SPREAD: f64 = 0.05;
 /// Spreads up to this many milliseconds never raise `StaggeredStart`.
 pub const MAX_START_SPREAD_MS: i64 = 1000;
+/// A backing service at or above this fraction of its CPU limit, on average over the window,
+/// raises `ServiceBound`.
+pub const SERVICE_CPU: f64 = 0.9;
 
 const ADVICE_GENERATOR: &str =
     "the generator, not the target, may have set the rate — add load pods or CPU";
@@ -125,6 +130,7 @@ pub fn warnings(
     }
     out.extend(concurrency_bound(r));
     out.extend(staggered_start(r));
+    out.extend(service_bound(r));
     let too_short = window_too_short(r);
     if !prometheus_answered {
         out.push(format!(
@@ -165,6 +171,25 @@ pub fn second(t: jiff::Timestamp) -> String {
     jiff::Timestamp::from_second(t.as_second())
         .unwrap_or(t)
         .to_string()
+}
+
+/// `ServiceBound` for each backing service that averaged [`SERVICE_CPU`] or more of its CPU
+/// limit over the window: the service, not the target, may have set the throughput.
+pub fn service_bound(r: &CellResult) -> Vec<String> {
+    r.usage
+        .services
+        .iter()
+        .filter_map(|s| {
+            let of = s.cpu_avg_of_limit.filter(|f| *f >= SERVICE_CPU)?;
+            Some(format!(
+                "{}: backing service {} averaged {} of its CPU limit ({:.2} cores); it, not the target, may have set the throughput — give it more CPU (services[].resources.cpu) if the target is what you measure",
+                code::SERVICE_BOUND,
+                s.name,
+                format_rate(of),
+                s.cpu_avg_cores.unwrap_or_default()
+            ))
+        })
+        .collect()
 }
 
 /// `StaggeredStart` when the load pods' windows began further apart than
@@ -415,6 +440,31 @@ mod tests {
             w[1].contains("OOM-killed once at the memory limit 1Gi"),
             "{}",
             w[1]
+        );
+    }
+
+    #[test]
+    fn a_backing_service_at_its_cpu_limit_is_named() {
+        let mut r = measured();
+        r.usage.services = vec![
+            benchrun_api::ServiceUsage {
+                name: "store".into(),
+                cpu_avg_cores: Some(0.97),
+                cpu_avg_of_limit: Some(0.97),
+                ..Default::default()
+            },
+            benchrun_api::ServiceUsage {
+                name: "cache".into(),
+                cpu_avg_of_limit: Some(0.89),
+                ..Default::default()
+            },
+        ];
+        let w = check(&r);
+        assert_eq!(codes(&w), vec!["ServiceBound"]);
+        assert!(
+            w[0].contains("backing service store averaged 97.0% of its CPU limit (0.97 cores)"),
+            "{}",
+            w[0]
         );
     }
 

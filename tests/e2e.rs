@@ -29,6 +29,7 @@ use support::{
 };
 
 const DEMO_IMAGE: &str = "benchrun.local/benchrun-demo:0.1.0";
+const LOAD_IMAGE: &str = "benchrun.local/benchrun-load:0.1.0";
 
 fn demo_run(name: &str, matrix: &str, extra: &str) -> String {
     format!(
@@ -212,6 +213,116 @@ async fn templated_requests_reach_the_target_with_every_value_once() {
         ]);
         let load: serde_json::Value = serde_json::from_str(&json).context("detail JSON")?;
         anyhow::ensure!(load["seed"] == 99, "seed in the detail: {}", load["seed"]);
+        Ok(())
+    }
+    .await;
+    counter.stop();
+    cluster.finish(&ns, outcome).await;
+}
+
+/// A backing service the run deploys and seeds itself: a demo store, filled with documents
+/// 1..1000 by a seeding Job (the load generator PUTting a sequence), read by a demo target
+/// through its address variable (`UPSTREAM=$(BENCHRUN_SERVICE_STORE_ADDR)`, no DNS) with a
+/// random id per request, after a ramp-up, over a matrix with `exclude` and `include`. Every
+/// cell is measured without errors (every id exists), the target's counts match, the store
+/// served exactly the seeding PUTs plus one GET per target request, and its CPU and memory
+/// are in each cell's status.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn a_seeded_backing_service_is_read_through_its_address() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-services").await;
+    let counter = TargetCounter::start(cluster.client.clone(), &ns);
+    let seed_args = r#"["-c", "1", "-n", "1000", "-m", "PUT", "--value", "id=sequence:1..1000", "--body", "{\"id\":{{id}},\"pad\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}", "--fail-on-errors", "http://$(BENCHRUN_SERVICE_STORE_ADDR)/docs/{{id}}"]"#;
+    let services = format!(
+        r#"  services:
+    - name: store
+      image: "{DEMO_IMAGE}"
+      imagePullPolicy: IfNotPresent
+      readinessPath: /healthz
+      resources: {{cpu: 300m, memory: 64Mi}}
+      seed: {{image: "{LOAD_IMAGE}", args: {seed_args}, timeout: 2m}}
+  cleanup: {{policy: Keep}}"#
+    );
+    let yaml = demo_run(
+        "services",
+        "{connections: [2, 4], exclude: [{connections: 2}], include: [{connections: 6}]}",
+        &services,
+    )
+    .replace(
+        "readinessPath: /healthz}",
+        "readinessPath: /healthz, env: [{name: UPSTREAM, value: '$(BENCHRUN_SERVICE_STORE_ADDR)'}]}",
+    )
+    .replace(
+        "{name: hello, path: /hello}",
+        "{name: doc, path: '/upstream/docs/{{id}}', values: {id: {random: {min: 1, max: 1000}}}}",
+    )
+    .replace("warmup: 3s,", "warmup: 2s, rampUp: 2s,");
+    let outcome = async {
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "services", Duration::from_secs(420))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(
+            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            "phase {:?}, results {:?}",
+            status.phase,
+            status.results
+        );
+        let conns: Vec<i32> = status
+            .results
+            .iter()
+            .map(|r| r.coordinates.connections)
+            .collect();
+        anyhow::ensure!(conns == [4, 6], "cells by connections: {conns:?}");
+        let counts = counter.snapshot();
+        let mut target_requests = 0;
+        for r in &status.results {
+            target_requests += assert_counts_match(&counts, "services", r)?;
+            let errors = r.errors.clone().unwrap_or_default();
+            anyhow::ensure!(
+                r.error_rate == Some(0.0),
+                "cell {}: errors {errors:?} (every id 1..1000 was seeded)",
+                r.cell
+            );
+            let store = r.usage.services.first().context("the store's usage")?;
+            println!(
+                "cell {}: {:?} requests, {:.0} req/s, p99 {:?} ms; store CPU {:?} cores ({:?} of limit), memory {:?} B; warnings {:?}",
+                r.cell,
+                r.requests,
+                r.throughput.unwrap_or_default(),
+                r.latency_ms.as_ref().map(|l| l.p99),
+                store.cpu_avg_cores,
+                store.cpu_avg_of_limit,
+                store.memory_peak_bytes,
+                r.warnings
+            );
+            anyhow::ensure!(store.name == "store", "{store:?}");
+            let cpu = store.cpu_avg_cores.context("the store's CPU")?;
+            anyhow::ensure!(cpu > 0.0 && cpu <= 0.35, "store CPU {cpu} under a 300m limit");
+            let mem = store.memory_peak_bytes.context("the store's memory")?;
+            anyhow::ensure!(mem > 0 && mem <= 64 << 20, "store memory {mem}");
+        }
+        // The store counted the 1000 seeding PUTs and one GET per target request (measured,
+        // ramp-up and warm-up alike); `cleanup: Keep` leaves it to be asked.
+        let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &ns);
+        let lp = kube::api::ListParams::default().labels("benchrun.dev/role=service");
+        let store = pods.list(&lp).await?.items;
+        anyhow::ensure!(store.len() == 1, "{} store pods", store.len());
+        let name = store[0].metadata.name.clone().unwrap_or_default();
+        let path = format!("/api/v1/namespaces/{ns}/pods/{name}:8080/proxy/stats");
+        let text = cluster
+            .client
+            .request_text(http::Request::get(path).body(Vec::new())?)
+            .await?;
+        let stats: serde_json::Value = serde_json::from_str(&text)?;
+        let served = stats["paths"]["/docs"].as_i64().unwrap_or(-1);
+        println!("store served {served} /docs requests; targets sent {target_requests}");
+        anyhow::ensure!(
+            served == 1000 + target_requests,
+            "store served {served}, expected 1000 PUTs + {target_requests} GETs"
+        );
         Ok(())
     }
     .await;

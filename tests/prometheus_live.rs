@@ -19,7 +19,7 @@
 
 use std::time::Duration;
 
-use benchrun::prometheus::{Prometheus, UsageQuery};
+use benchrun::prometheus::{Prometheus, ServiceQuery, UsageQuery};
 
 fn env(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
@@ -46,6 +46,12 @@ fn burner_query(
         end,
         target_cpu_limit_cores: 0.5,
         extra,
+        // The same pod read as a backing service: its figures must be the target's.
+        services: vec![ServiceQuery {
+            name: "burner".into(),
+            pods: env("PROMQL_CHECK_POD", "burner"),
+            cpu_limit_cores: 0.5,
+        }],
     }
 }
 
@@ -81,6 +87,11 @@ async fn a_pod_burning_half_a_core_reads_as_half_a_core() {
     assert_eq!(u.load_cpu_cores, None);
     // Without `image!=""` cAdvisor's second, image-less series of the container would make 2.
     assert_eq!(extra.get("containers"), Some(&1.0));
+    let s = &u.services[0];
+    assert_eq!(s.name, "burner");
+    assert_eq!(s.cpu_avg_cores, u.cpu_avg_cores, "{s:?}");
+    assert_eq!(s.cpu_avg_of_limit, u.cpu_avg_of_limit, "{s:?}");
+    assert_eq!(s.memory_peak_bytes, u.memory_peak_bytes, "{s:?}");
 }
 
 #[tokio::test]

@@ -7,10 +7,15 @@
 mod detail;
 mod load;
 mod security;
+mod service;
 mod target;
 
 pub use detail::{build_detail_configmap, DETAIL_KEY};
 pub use load::{build_load_job, LoadSettings, LOAD_CONTAINER};
+pub use service::{
+    build_seed_job, build_service_deployment, build_service_service, SEED_CONTAINER,
+    SERVICE_CONTAINER,
+};
 pub use target::{build_target_deployment, build_target_service, TARGET_CONTAINER};
 
 use benchrun_api::BenchmarkRun;
@@ -134,6 +139,31 @@ mod name_tests {
             image: "img:1".into(),
             pull_policy: "Never".into(),
         };
+        let with_services = validated(&format!(
+            "{DEMO}services: [{{name: s2345678901234567890, image: x, seed: {{args: [a]}}}}]\n"
+        ));
+        for run_name in &runs {
+            let mut owner = owner();
+            owner.name = run_name.clone();
+            let what = format!("run {run_name:?} service");
+            let d = build_service_deployment(&owner, &with_services, 0, "Never");
+            let name = d.metadata.name.clone().unwrap();
+            assert!(is_dns1035_label(&name), "{what}: {name}");
+            assert!(
+                is_dns1123_subdomain(&format!("{name}-5d9f8c7b6c")),
+                "{what}: {name}"
+            );
+            template_valid(&what, &d.spec.unwrap().template);
+            let s = build_service_service(&owner, &with_services, 0);
+            labels_valid(&what, s.metadata.labels.as_ref());
+            let j = build_seed_job(&owner, &with_services, 0, &[], "Never");
+            let name = j.metadata.name.clone().unwrap();
+            assert!(
+                is_dns1035_label(&name) && is_label_value(&name),
+                "{what}: Job {name}"
+            );
+            template_valid(&what, &j.spec.unwrap().template);
+        }
         for run_name in &runs {
             for target in ["web", "t2345678901234567890", "9.bad_Target"] {
                 let mut owner = owner();
@@ -142,7 +172,7 @@ mod name_tests {
                 run.spec.targets[0].name = target.into();
                 let what = format!("run {run_name:?} target {target:?}");
                 for cell in &run.cells {
-                    let d = build_target_deployment(&owner, &run, cell, "Never");
+                    let d = build_target_deployment(&owner, &run, cell, &[], "Never");
                     let name = d.metadata.name.clone().unwrap();
                     // The ReplicaSet is named `<deployment>-<hash>` and must be a subdomain.
                     assert!(

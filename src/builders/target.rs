@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use benchrun_api::{Cell, ValidatedRun};
+use benchrun_api::{Cell, ServiceAddress, ValidatedRun};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, HTTPGetAction, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
-    Service, ServicePort, ServiceSpec, TCPSocketAction,
+    Container, ContainerPort, EnvVar, HTTPGetAction, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, Service, ServicePort, ServiceSpec, TCPSocketAction,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -38,14 +38,45 @@ pub(crate) fn requirements(
     }
 }
 
+/// A readiness probe every 2 s: an HTTP GET of `path`, or a TCP connect without one.
+pub(crate) fn readiness_probe(path: Option<&str>, port: i32) -> Probe {
+    Probe {
+        http_get: path.map(|path| HTTPGetAction {
+            path: Some(path.to_string()),
+            port: IntOrString::Int(port),
+            ..HTTPGetAction::default()
+        }),
+        tcp_socket: path.is_none().then(|| TCPSocketAction {
+            port: IntOrString::Int(port),
+            ..TCPSocketAction::default()
+        }),
+        period_seconds: Some(2),
+        failure_threshold: Some(3),
+        ..Probe::default()
+    }
+}
+
+/// A container's environment: the backing services' address variables first (so that the
+/// container's own variables can refer to them with `$(...)`), then its own.
+pub(crate) fn env_with_addresses(
+    addresses: &[ServiceAddress],
+    own: &[EnvVar],
+) -> Option<Vec<EnvVar>> {
+    let mut env = benchrun_api::services::address_env(addresses);
+    env.extend(own.iter().cloned());
+    (!env.is_empty()).then_some(env)
+}
+
 /// The Deployment of a cell's target configuration: the requested replicas, resources and a
 /// readiness probe, replaced whole (strategy `Recreate`) so that two configurations never run
 /// side by side. Its pods follow the target's Pod Security Standard (see [`security`]) and
-/// mount no service-account token unless the target names a service account.
+/// mount no service-account token unless the target names a service account. `services`
+/// are the addresses of the run's backing services, given to the container as variables.
 pub fn build_target_deployment(
     owner: &Owner,
     run: &ValidatedRun,
     cell: &Cell,
+    services: &[ServiceAddress],
     default_pull_policy: &str,
 ) -> Deployment {
     let target = &run.spec.targets[cell.target];
@@ -58,20 +89,7 @@ pub fn build_target_deployment(
         .get(cell.target)
         .copied()
         .unwrap_or_default();
-    let probe = Probe {
-        http_get: target.readiness_path.as_ref().map(|path| HTTPGetAction {
-            path: Some(path.clone()),
-            port: IntOrString::Int(target.port),
-            ..HTTPGetAction::default()
-        }),
-        tcp_socket: target.readiness_path.is_none().then(|| TCPSocketAction {
-            port: IntOrString::Int(target.port),
-            ..TCPSocketAction::default()
-        }),
-        period_seconds: Some(2),
-        failure_threshold: Some(3),
-        ..Probe::default()
-    };
+    let probe = readiness_probe(target.readiness_path.as_deref(), target.port);
     let container = Container {
         name: TARGET_CONTAINER.into(),
         image: Some(target.image.clone()),
@@ -83,7 +101,7 @@ pub fn build_target_deployment(
         ),
         command: (!target.command.is_empty()).then(|| target.command.clone()),
         args: (!target.args.is_empty()).then(|| target.args.clone()),
-        env: (!target.env.is_empty()).then(|| target.env.clone()),
+        env: env_with_addresses(services, &target.env),
         ports: Some(vec![ContainerPort {
             name: Some("http".into()),
             container_port: target.port,
@@ -176,7 +194,7 @@ mod tests {
     fn deployment_carries_the_cells_resources_replicas_and_owner() {
         let run = validated(DEMO);
         let cell = &run.cells[0];
-        let d = build_target_deployment(&owner(), &run, cell, "IfNotPresent");
+        let d = build_target_deployment(&owner(), &run, cell, &[], "IfNotPresent");
         let name = d.metadata.name.clone().unwrap();
         assert!(name.starts_with("demo-web-"), "{name}");
         assert_eq!(d.metadata.namespace.as_deref(), Some("bench"));
@@ -201,7 +219,7 @@ mod tests {
 
     fn pod_of(spec: &str) -> PodSpec {
         let run = validated(spec);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], "IfNotPresent");
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "IfNotPresent");
         d.spec.unwrap().template.spec.unwrap()
     }
 
@@ -250,7 +268,7 @@ mod tests {
     #[test]
     fn readiness_uses_http_with_a_path_and_tcp_without() {
         let run1 = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run1, &run1.cells[0], "IfNotPresent");
+        let d = build_target_deployment(&owner(), &run1, &run1.cells[0], &[], "IfNotPresent");
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -260,7 +278,7 @@ mod tests {
         assert_eq!(probe.period_seconds, Some(2));
 
         let run2 = validated(&DEMO.replace("    readinessPath: /healthz\n", ""));
-        let d = build_target_deployment(&owner(), &run2, &run2.cells[0], "IfNotPresent");
+        let d = build_target_deployment(&owner(), &run2, &run2.cells[0], &[], "IfNotPresent");
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -272,7 +290,7 @@ mod tests {
     #[test]
     fn selector_and_pod_labels_name_the_configuration() {
         let run = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
         let spec = d.spec.unwrap();
         let sel = spec.selector.match_labels.unwrap();
         assert_eq!(sel[names::label::ROLE], "target");
@@ -283,9 +301,9 @@ mod tests {
     #[test]
     fn cells_differing_only_in_load_share_one_deployment_name() {
         let run = validated(DEMO);
-        let a = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
-        let b = build_target_deployment(&owner(), &run, &run.cells[1], "Never");
-        let c = build_target_deployment(&owner(), &run, &run.cells[2], "Never");
+        let a = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
+        let b = build_target_deployment(&owner(), &run, &run.cells[1], &[], "Never");
+        let c = build_target_deployment(&owner(), &run, &run.cells[2], &[], "Never");
         assert_eq!(a.metadata.name, b.metadata.name);
         assert_ne!(a.metadata.name, c.metadata.name);
     }
@@ -293,7 +311,7 @@ mod tests {
     #[test]
     fn service_selects_the_deployments_pods_on_the_target_port() {
         let run = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], "Never");
+        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
         let s = build_target_service(&owner(), &run, &run.cells[0]);
         assert_eq!(s.metadata.name, d.metadata.name);
         let spec = s.spec.unwrap();

@@ -7,12 +7,14 @@ pub mod apidoc;
 pub mod matrix;
 mod matrix_entries;
 pub mod request;
+pub mod services;
 pub mod spec;
 pub mod status;
 pub mod units;
 pub mod validate;
 
 pub use matrix::{expand, Cell};
+pub use services::{BackingService, SeedStep, ServiceAddress, ServicePlan};
 pub use spec::*;
 pub use status::*;
 pub use validate::{validate, FieldError, ValidatedRun};

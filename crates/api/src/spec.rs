@@ -51,6 +51,7 @@ pub const MAX_RATE: i64 = 10_000_000;
 #[x_kube(
     validation = Rule::new("self.targets.all(t, self.targets.exists_one(u, u.name == t.name))").message("targets: names must be unique"),
     validation = Rule::new("self.scenarios.all(s, self.scenarios.exists_one(u, u.name == s.name))").message("scenarios: names must be unique"),
+    validation = Rule::new("!has(self.services) || self.services.all(s, self.services.exists_one(u, u.name == s.name))").message("services: names must be unique"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.targets) || self.matrix.targets.all(n, self.targets.exists(t, t.name == n))").message("matrix.targets: every entry must name one of spec.targets"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
     validation = Rule::new(format!("((has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.matrix) && has(self.matrix.requests) && size(self.matrix.requests) > 0 ? size(self.matrix.requests) : 1) * (has(self.matrix) && has(self.matrix.keepAlive) && size(self.matrix.keepAlive) > 0 ? size(self.matrix.keepAlive) : 1) + (has(self.matrix) && has(self.matrix.include) ? size(self.matrix.include) : 0)) * (has(self.repeats) ? self.repeats : 1) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats must be at most {MAX_MEASUREMENTS}; excluded cells count here and each include entry counts as one cell; split the experiment into several runs").as_str()),
@@ -64,6 +65,13 @@ pub struct BenchmarkRunSpec {
     /// Unless `matrix.targets` narrows them, every target is measured.
     #[schemars(length(min = 1, max = 8))]
     pub targets: Vec<Target>,
+
+    /// Backing services the targets call (databases, caches, other HTTP services), deployed
+    /// once before the first measurement and kept for the whole run; see
+    /// `spec.services[]` in the API reference. At most 4.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 4))]
+    pub services: Vec<crate::services::BackingService>,
 
     /// The HTTP requests to measure, one scenario per cell. Unless `matrix.scenarios` narrows
     /// them, every scenario is measured.

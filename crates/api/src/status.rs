@@ -303,6 +303,41 @@ pub struct TargetUsage {
     /// samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_cpu_cores_prometheus: Option<f64>,
+    /// CPU and memory of each backing service (`spec.services`) over the same window, in the
+    /// order of the spec. A service that was at its CPU limit is why the cell's throughput
+    /// stopped there (`ServiceBound`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceUsage>,
+}
+
+/// CPU and memory of one backing service's pod over a measured window, read the same way as
+/// the target's figures.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceUsage {
+    /// `spec.services[].name`.
+    pub name: String,
+    /// Average CPU in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_cores: Option<f64>,
+    /// Peak CPU in cores (highest rate between consecutive samples in the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_peak_cores: Option<f64>,
+    /// Average CPU as a fraction of the service's CPU limit (1.0 = at the limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_of_limit: Option<f64>,
+    /// Peak CPU as a fraction of its CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_peak_of_limit: Option<f64>,
+    /// Fraction of CFS periods in the window in which the service was throttled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_throttled: Option<f64>,
+    /// Average memory working set in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_avg_bytes: Option<i64>,
+    /// Peak memory working set in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<i64>,
 }
 
 /// The result of one measurement (one cell, one repeat).

@@ -149,6 +149,8 @@ pub struct ValidatedRun {
     pub pod_security: Vec<PodSecurity>,
     /// The run to compare with, if any.
     pub baseline: Option<BaselinePlan>,
+    /// Each backing service of `spec.services`, parsed, in order.
+    pub services: Vec<crate::services::ServicePlan>,
 }
 
 /// `spec.baseline`, parsed.
@@ -281,7 +283,7 @@ fn err(field: impl Into<String>, message: impl Into<String>) -> FieldError {
     }
 }
 
-fn resources(field: &str, r: &Resources, errors: &mut Vec<FieldError>) -> ResourcePlan {
+pub(crate) fn resources(field: &str, r: &Resources, errors: &mut Vec<FieldError>) -> ResourcePlan {
     let cpu_millis = units::cpu_millis(&r.cpu).unwrap_or_else(|e| {
         errors.push(err(format!("{field}.cpu"), e));
         0
@@ -406,7 +408,11 @@ fn parse_duration(field: &str, s: &str, errors: &mut Vec<FieldError>) -> Duratio
     })
 }
 
-fn unique<'a>(field: &str, names: impl Iterator<Item = &'a str>, errors: &mut Vec<FieldError>) {
+pub(crate) fn unique<'a>(
+    field: &str,
+    names: impl Iterator<Item = &'a str>,
+    errors: &mut Vec<FieldError>,
+) {
     let mut seen = std::collections::BTreeSet::new();
     for n in names {
         if !seen.insert(n) {
@@ -458,6 +464,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     for (i, s) in spec.scenarios.iter().enumerate() {
         e.extend(crate::request::scenario_errors(i, s));
     }
+    let services = crate::services::check(&spec.services, e);
     resources("spec.resources", &spec.resources, e);
     let load = &spec.load;
     let load_resources = resources("spec.load.resources", &load.resources, e);
@@ -766,26 +773,38 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         ready_timeout,
         load_grace,
         pod_security,
+        services,
     })
 }
 
 /// Parses `targets[i].podSecurity` and checks `runAsUser` against it.
 fn target_security(i: usize, t: &crate::spec::Target, e: &mut Vec<FieldError>) -> PodSecurity {
-    let level = match t.pod_security.as_deref() {
+    let field = format!("spec.targets[{i}]");
+    pod_security(&field, t.pod_security.as_deref(), t.run_as_user, e)
+}
+
+/// Parses the `podSecurity` of the object at `field` and checks its `runAsUser`.
+pub(crate) fn pod_security(
+    field: &str,
+    level: Option<&str>,
+    run_as_user: Option<i64>,
+    e: &mut Vec<FieldError>,
+) -> PodSecurity {
+    let level = match level {
         None | Some("Restricted") => PodSecurity::Restricted,
         Some("Baseline") => PodSecurity::Baseline,
         Some(other) => {
             e.push(err(
-                format!("spec.targets[{i}].podSecurity"),
+                format!("{field}.podSecurity"),
                 format!("{other:?} is not one of Restricted, Baseline"),
             ));
             PodSecurity::Restricted
         }
     };
-    if let Some(uid) = t.run_as_user {
+    if let Some(uid) = run_as_user {
         if uid < 1 {
             e.push(err(
-                format!("spec.targets[{i}].runAsUser"),
+                format!("{field}.runAsUser"),
                 format!("{uid} is not a non-root user id: use 1 or more, or leave runAsUser out and set podSecurity: Baseline for an image that must run as root"),
             ));
         }
@@ -793,7 +812,7 @@ fn target_security(i: usize, t: &crate::spec::Target, e: &mut Vec<FieldError>) -
     level
 }
 
-fn is_dns_label(s: &str) -> bool {
+pub(crate) fn is_dns_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b[0].is_ascii_lowercase()

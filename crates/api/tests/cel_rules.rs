@@ -333,3 +333,26 @@ fn request_values_need_exactly_one_kind_an_ordered_range_and_a_plain_name() {
         "values names must start with a letter",
     );
 }
+
+#[test]
+fn backing_services_are_checked_at_admission() {
+    with("{services: [{name: store, image: 'db:1', seed: {args: [load]}}]}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{services: [{name: db, image: x}, {name: db, image: y}]}",
+        "services: names must be unique",
+    );
+    rejected_with(
+        "{services: [{name: Store_1, image: x}]}",
+        "services[].name must be a lowercase DNS label",
+    );
+    rejected_with(
+        "{services: [{name: db, image: x, seed: {timeout: 1m}}]}",
+        "services[].seed: set command or args",
+    );
+    rejected_with(
+        "{services: [{name: db, image: x, podSecurity: Privileged}]}",
+        "services[].podSecurity must be Restricted or Baseline",
+    );
+}
