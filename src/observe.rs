@@ -8,7 +8,7 @@ use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, ContainerStatus, Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, ContainerImage, ContainerStatus, Node, Pod, Service};
 use kube::api::{ListParams, LogParams};
 use kube::{Api, ResourceExt};
 
@@ -133,7 +133,15 @@ pub async fn observe(
             &names::selector(&names::target_labels(&owner.name, target, &config)),
         )
         .await?;
-        o.target = Some(target_state(d, &pods, TARGET_CONTAINER));
+        let mut state = target_state(d, &pods, TARGET_CONTAINER);
+        let collecting = status
+            .current
+            .as_ref()
+            .is_some_and(|c| c.stage == stage::COLLECTING);
+        if collecting {
+            state.image_bytes = image_bytes(ctx, &pods).await;
+        }
+        o.target = Some(state);
     }
     o.service_ip = services
         .iter()
@@ -176,7 +184,18 @@ pub async fn observe(
         .is_some_and(|c| c.stage == stage::COLLECTING);
     if let (true, Some(load)) = (collecting, &o.detail) {
         if now.as_millisecond() >= plan::scrape_ready_at(load) {
-            o.usage = Some(usage(ctx, v, owner, cell, &target_name, &job_name, load).await);
+            let created = jobs
+                .iter()
+                .find(|j| j.name_any() == job_name)
+                .and_then(|j| j.metadata.creation_timestamp.clone())
+                .map(|t| t.0);
+            let w = Window {
+                target_name: &target_name,
+                job_name: &job_name,
+                load,
+                job_created: created,
+            };
+            o.usage = Some(usage(ctx, v, owner, cell, &w).await);
             if let Some(plan) = &v.baseline {
                 let coordinates = results::coordinates(v, cell);
                 o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
@@ -268,7 +287,14 @@ async fn pending(
             let target_name =
                 names::target_name(&owner.name, target, &names::config_hash(target, cell));
             let job_name = names::job_name(&owner.name, cell_i, repeat);
-            let usage = usage(ctx, v, owner, cell, &target_name, &job_name, &load).await;
+            // The Job is normally gone by now, and with it when the load began.
+            let w = Window {
+                target_name: &target_name,
+                job_name: &job_name,
+                load: &load,
+                job_created: None,
+            };
+            let usage = usage(ctx, v, owner, cell, &w).await;
             Ok((load, usage))
         }
         (None, _) => Err(format!("cell {cell_i} is not in the spec")),
@@ -314,10 +340,15 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
             t.nodes.push(n);
         }
         let ps = p.status.clone().unwrap_or_default();
+        let created = p.metadata.creation_timestamp.as_ref().map(|t| t.0);
         for c in ps.conditions.unwrap_or_default() {
             if c.type_ == "Ready" && c.status == "True" {
                 let at = c.last_transition_time.map(|t| t.0.as_millisecond());
                 t.ready_since_ms = t.ready_since_ms.max(at);
+                let took = at
+                    .zip(created)
+                    .map(|(r, c)| (r - c.as_millisecond()).max(0));
+                t.ready_ms = t.ready_ms.max(took);
             }
             if c.type_ == "PodScheduled" && c.status == "False" {
                 t.problem = Some(format!(
@@ -362,6 +393,50 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
     t.nodes.sort();
     t.nodes.dedup();
     t
+}
+
+/// The size of the target container's image as the node of the first target pod lists it
+/// (`node.status.images`, matched by the image reference or digest the container runs).
+/// Best effort: a node that cannot be read (no RBAC, gone) or does not list the image gives
+/// `None`, logged, never a failed reconcile.
+async fn image_bytes(ctx: &Context, pods: &[Pod]) -> Option<i64> {
+    let pod = pods
+        .iter()
+        .find(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_some()))?;
+    let node_name = pod.spec.as_ref()?.node_name.clone()?;
+    let cs = pod
+        .status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .iter()
+        .find(|c| c.name == TARGET_CONTAINER)?;
+    let node = match Api::<Node>::all(ctx.client.clone()).get(&node_name).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(node = %node_name, error = %e, "cannot read the node's image list");
+            return None;
+        }
+    };
+    let images = node.status?.images?;
+    image_size(&images, &[&cs.image, &cs.image_id])
+}
+
+/// The size of the first listed image one of whose names is in `refs` (names may carry a
+/// `docker.io/library/` prefix the container status leaves out).
+fn image_size(images: &[ContainerImage], refs: &[&str]) -> Option<i64> {
+    let wanted = |name: &str| {
+        refs.iter().any(|r| {
+            !r.is_empty()
+                && (name == *r
+                    || name.strip_prefix("docker.io/library/") == Some(r)
+                    || name.strip_prefix("docker.io/") == Some(r))
+        })
+    };
+    images
+        .iter()
+        .find(|i| i.names.iter().flatten().any(|n| wanted(n)))
+        .and_then(|i| i.size_bytes)
 }
 
 /// The Deployments, Services and seeding Jobs of this run's backing services.
@@ -636,15 +711,26 @@ async fn job_state(
     JobObserved::Succeeded(results)
 }
 
+/// A measured window and the children it was measured with.
+struct Window<'a> {
+    /// The target configuration's Deployment name.
+    target_name: &'a str,
+    /// The load Job's name.
+    job_name: &'a str,
+    /// The merged load result.
+    load: &'a LoadResult,
+    /// When the load Job was created, if it still exists.
+    job_created: Option<Timestamp>,
+}
+
 async fn usage(
     ctx: &Context,
     v: &ValidatedRun,
     owner: &Owner,
     cell: &benchrun_api::Cell,
-    target_name: &str,
-    job_name: &str,
-    load: &LoadResult,
+    w: &Window<'_>,
 ) -> Collection {
+    let (target_name, job_name, load) = (w.target_name, w.job_name, w.load);
     let url = v
         .spec
         .prometheus
@@ -669,6 +755,8 @@ async fn usage(
         target_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64
             * f64::from(cell.replicas)
             / 1000.0,
+        target_pod_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64 / 1000.0,
+        before_load: w.job_created,
         extra: v
             .spec
             .prometheus
@@ -698,6 +786,29 @@ async fn usage(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_image_size_is_found_by_reference_or_digest() {
+        let images = vec![
+            ContainerImage {
+                names: Some(vec!["docker.io/library/nginx:1.27".into()]),
+                size_bytes: Some(70_000_000),
+            },
+            ContainerImage {
+                names: Some(vec![
+                    "benchrun.local/benchrun-demo@sha256:abc".into(),
+                    "benchrun.local/benchrun-demo:0.1.0".into(),
+                ]),
+                size_bytes: Some(4_200_000),
+            },
+        ];
+        let demo = image_size(&images, &["benchrun.local/benchrun-demo:0.1.0", ""]);
+        assert_eq!(demo, Some(4_200_000));
+        let by_digest = image_size(&images, &["x", "benchrun.local/benchrun-demo@sha256:abc"]);
+        assert_eq!(by_digest, Some(4_200_000));
+        assert_eq!(image_size(&images, &["nginx:1.27"]), Some(70_000_000));
+        assert_eq!(image_size(&images, &["redis:7", ""]), None);
+    }
 
     #[test]
     fn a_pretty_printed_result_at_the_end_of_the_log_is_found() {

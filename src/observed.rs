@@ -27,6 +27,10 @@ pub struct TargetObserved {
     pub ready: bool,
     /// When the last target pod became ready (ms since the epoch).
     pub ready_since_ms: Option<i64>,
+    /// Milliseconds from the slowest pod's creation to its Ready condition.
+    pub ready_ms: Option<i64>,
+    /// Size of the image as the pods' node reports it (read only while collecting).
+    pub image_bytes: Option<i64>,
     /// Sum of the container restart counts of the target pods.
     pub restarts: i32,
     /// Each target container's restart count and last termination.

@@ -102,6 +102,7 @@ fn target() -> impl Strategy<Value = TargetObserved> {
                     nodes,
                     problem,
                     fatal,
+                    ..TargetObserved::default()
                 }
             },
         )

@@ -126,6 +126,20 @@ pub fn usage() -> impl Strategy<Value = TargetUsage> {
                     }]
                 })
                 .unwrap_or_default(),
+            memory_rss_peak_bytes: mem,
+            memory_before_load_bytes: mem,
+            pods: mem
+                .map(|m| {
+                    let pod = |n: &str| benchrun_api::PodUsage {
+                        pod: n.into(),
+                        cpu_avg_cores: avg,
+                        cpu_avg_of_limit: of_limit,
+                        memory_peak_bytes: Some(m),
+                        memory_rss_peak_bytes: Some(m),
+                    };
+                    vec![pod("web-5d9f8c7b6c-x2x4z"), pod("web-5d9f8c7b6c-q8r7s")]
+                })
+                .unwrap_or_default(),
         },
     )
 }

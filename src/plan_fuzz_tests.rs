@@ -221,6 +221,8 @@ proptest! {
             oom_kills: restarts,
             target_nodes: nodes.iter().map(|n| n.to_string()).collect(),
             load_nodes: vec!["node-a".into()],
+            target_ready_ms: Some(i64::from(restarts) * 1000),
+            target_image_bytes: Some(4_200_000),
         };
         let detail = Some(names::detail_name("demo", c.index, repeat));
         let r = results::measured_result(&run, c, repeat, &load, Some(&usage), extra.clone(), &pods, detail);

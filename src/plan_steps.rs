@@ -438,6 +438,8 @@ impl Planner<'_> {
             ),
             target_nodes: target.nodes,
             load_nodes: self.obs.load_nodes.clone(),
+            target_ready_ms: target.ready_ms,
+            target_image_bytes: target.image_bytes,
         }
     }
 

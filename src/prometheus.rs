@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use benchrun_api::{ExtraQuery, ServiceUsage, TargetUsage};
+use benchrun_api::{ExtraQuery, PodUsage, ServiceUsage, TargetUsage};
 use serde::Deserialize;
 
 use crate::promql::{self, Raw, Selector};
@@ -121,6 +121,11 @@ pub struct UsageQuery {
     pub end: jiff::Timestamp,
     /// CPU limit of the target summed over its replicas, in cores.
     pub target_cpu_limit_cores: f64,
+    /// CPU limit of one target pod, in cores.
+    pub target_pod_cpu_limit_cores: f64,
+    /// When the load Job was created: the target's working set is read at the last sample
+    /// before it (`memoryBeforeLoadBytes`); `None` leaves that figure out.
+    pub before_load: Option<jiff::Timestamp>,
     /// The run's extra queries.
     pub extra: Vec<ExtraQuery>,
     /// The run's backing services.
@@ -280,12 +285,13 @@ impl Prometheus {
             promql::raw(promql::THROTTLED_PERIODS, &target, &raw),
             promql::raw(promql::PERIODS, &target, &raw),
             promql::raw(promql::CPU, &load, &raw),
+            promql::raw(promql::RSS, &target, &raw),
         ];
         let found =
             futures::future::try_join_all(queries.iter().map(|p| self.samples(p, raw.at())))
                 .await?;
-        let [cpu, memory, throttled, periods, load_cpu]: [Vec<Series>; 5] =
-            found.try_into().expect("five queries give five answers");
+        let [cpu, memory, throttled, periods, load_cpu, rss]: [Vec<Series>; 6] =
+            found.try_into().expect("six queries give six answers");
         let span = Span {
             start: start_ms as f64 / 1000.0,
             end: end_ms as f64 / 1000.0,
@@ -296,8 +302,18 @@ impl Prometheus {
             throttled,
             periods,
             load_cpu,
+            rss,
         };
         let mut usage = usage_from(&raw_usage, span, q.target_cpu_limit_cores);
+        usage.pods = pod_usages(&raw_usage, span, q.target_pod_cpu_limit_cores);
+        if let Some(at) = q.before_load {
+            // Two default sample intervals back: the last sample before the Job, not one
+            // from an earlier window.
+            let lookback = 2 * crate::promql::DEFAULT_SAMPLE_INTERVAL.as_secs();
+            let query = promql::last_sum(promql::WORKING_SET, &target, lookback);
+            usage.memory_before_load_bytes =
+                self.instant(&query, at).await?.map(|b| b.round() as i64);
+        }
         for svc in &q.services {
             let sel = Selector {
                 namespace: &q.namespace,
@@ -319,7 +335,7 @@ impl Prometheus {
                 memory,
                 throttled,
                 periods,
-                load_cpu: Vec::new(),
+                ..RawUsage::default()
             };
             let u = usage_from(&raw_service, span, svc.cpu_limit_cores);
             usage.services.push(service_usage(&svc.name, u));
@@ -353,6 +369,8 @@ pub struct RawUsage {
     pub periods: Vec<Series>,
     /// CPU counters of the load containers.
     pub load_cpu: Vec<Series>,
+    /// Resident set sizes of the target containers.
+    pub rss: Vec<Series>,
 }
 
 /// The window's [`TargetUsage`] from its raw samples (load CPU from Prometheus only as the
@@ -388,8 +406,52 @@ pub fn usage_from(raw: &RawUsage, span: Span, target_limit: f64) -> TargetUsage 
         load_cpu_cores: None,
         load_cpu_of_limit: None,
         load_cpu_cores_prometheus: samples::counter(&raw.load_cpu, span).map(|c| round(c.avg, 4)),
-        services: Vec::new(),
+        memory_rss_peak_bytes: samples::gauge(&raw.rss, span).map(|m| m.peak.round() as i64),
+        ..TargetUsage::default()
     }
+}
+
+/// Most pods listed in `usage.pods` (the first by name): bounds a result's size whatever the
+/// replica count, so that the largest run's status stays far below the object size limit.
+pub const MAX_POD_ENTRIES: usize = 4;
+
+/// Each target pod's CPU and memory, when the samples name two pods or more (one pod's
+/// figures are the sums already), at most [`MAX_POD_ENTRIES`]; `pod_limit` is one pod's CPU
+/// limit in cores.
+pub fn pod_usages(raw: &RawUsage, span: Span, pod_limit: f64) -> Vec<PodUsage> {
+    let names: std::collections::BTreeSet<&str> = raw
+        .cpu
+        .iter()
+        .chain(&raw.memory)
+        .map(|s| s.pod.as_str())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    let of = |all: &[Series], pod: &str| -> Vec<Series> {
+        all.iter().filter(|s| s.pod == pod).cloned().collect()
+    };
+    names
+        .into_iter()
+        .take(MAX_POD_ENTRIES)
+        .map(|pod| {
+            let one = RawUsage {
+                cpu: of(&raw.cpu, pod),
+                memory: of(&raw.memory, pod),
+                rss: of(&raw.rss, pod),
+                ..RawUsage::default()
+            };
+            let u = usage_from(&one, span, pod_limit);
+            PodUsage {
+                pod: pod.to_string(),
+                cpu_avg_cores: u.cpu_avg_cores,
+                cpu_avg_of_limit: u.cpu_avg_of_limit,
+                memory_peak_bytes: u.memory_peak_bytes,
+                memory_rss_peak_bytes: u.memory_rss_peak_bytes,
+            }
+        })
+        .collect()
 }
 
 /// A backing service's figures, from [`usage_from`] of its samples.
@@ -543,6 +605,8 @@ fn json_problem(e: &serde_json::Error) -> &'static str {
 
 #[derive(Deserialize)]
 struct MatrixSeries {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
     values: Vec<(f64, String)>,
 }
 
@@ -569,7 +633,8 @@ pub fn parse_matrix(query: &str, status: u16, body: &[u8]) -> Result<Vec<Series>
                 .filter_map(|(t, v)| Some((t, v.parse::<f64>().ok().filter(|v| v.is_finite())?)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { points }
+            let pod = m.metric.get("pod").cloned().unwrap_or_default();
+            Series { points, pod }
         })
         .filter(|s| !s.points.is_empty())
         .collect())
@@ -730,6 +795,7 @@ mod tests {
                     (t, base + rate * (t - from))
                 })
                 .collect(),
+            ..Series::default()
         }
     }
 
@@ -745,8 +811,14 @@ mod tests {
             throttled: vec![steady(72.0, 8.0, 10, 2.0, 0.0)],
             periods: vec![steady(72.0, 8.0, 10, 10.0, 0.0)],
             load_cpu: vec![steady(73.0, 8.0, 10, 0.2, 0.0)],
+            rss: vec![steady(72.0, 8.0, 10, 0.0, 1.2e6)],
         };
         let u = usage_from(&raw, span, 0.5);
+        assert_eq!(u.memory_rss_peak_bytes, Some(1_200_000));
+        assert!(
+            pod_usages(&raw, span, 0.5).is_empty(),
+            "unnamed series: one pod"
+        );
         assert_eq!(u.cpu_avg_cores, Some(0.45));
         assert_eq!(u.cpu_peak_cores, Some(0.45));
         assert_eq!(u.cpu_avg_of_limit, Some(0.9));
@@ -759,6 +831,50 @@ mod tests {
         assert_eq!(u.sample_interval_seconds, Some(8.0));
         assert_eq!(u.load_cpu_cores_prometheus, Some(0.2));
         assert_eq!(u.load_cpu_cores, None, "the generator's own figure is used");
+    }
+
+    #[test]
+    fn two_pods_get_figures_of_their_own_and_the_sums_stay_sums() {
+        let span = Span {
+            start: 100.0,
+            end: 130.0,
+        };
+        let pod = |name: &str, s: Series| Series {
+            pod: name.into(),
+            ..s
+        };
+        let raw = RawUsage {
+            cpu: vec![
+                pod("web-a", steady(72.0, 8.0, 10, 0.45, 300.0)),
+                pod("web-b", steady(73.0, 8.0, 10, 0.15, 100.0)),
+            ],
+            memory: vec![
+                pod("web-a", steady(72.0, 8.0, 10, 0.0, 3e6)),
+                pod("web-b", steady(73.0, 8.0, 10, 0.0, 1e6)),
+            ],
+            rss: vec![pod("web-a", steady(72.0, 8.0, 10, 0.0, 2e6))],
+            ..RawUsage::default()
+        };
+        let u = usage_from(&raw, span, 1.0);
+        assert_eq!(u.cpu_avg_cores, Some(0.6));
+        assert_eq!(u.memory_peak_bytes, Some(4_000_000));
+        let pods = pod_usages(&raw, span, 0.5);
+        let names: Vec<&str> = pods.iter().map(|p| p.pod.as_str()).collect();
+        assert_eq!(names, ["web-a", "web-b"]);
+        assert_eq!(pods[0].cpu_avg_cores, Some(0.45));
+        assert_eq!(pods[0].cpu_avg_of_limit, Some(0.9));
+        assert_eq!(pods[0].memory_peak_bytes, Some(3_000_000));
+        assert_eq!(pods[0].memory_rss_peak_bytes, Some(2_000_000));
+        assert_eq!(pods[1].cpu_avg_cores, Some(0.15));
+        assert_eq!(pods[1].memory_peak_bytes, Some(1_000_000));
+        assert_eq!(pods[1].memory_rss_peak_bytes, None);
+    }
+
+    #[test]
+    fn the_pod_label_of_a_matrix_series_is_kept() {
+        let body = r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"pod":"web-a","container":"target"},"values":[[1,"2"]]}]}}"#;
+        let series = parse_matrix("q", 200, body.as_bytes()).unwrap();
+        assert_eq!(series[0].pod, "web-a");
     }
 
     #[test]

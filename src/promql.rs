@@ -29,6 +29,8 @@ pub const MARGIN_SAMPLES: u32 = 3;
 pub const CPU: &str = "container_cpu_usage_seconds_total";
 /// cAdvisor's working-set gauge (bytes).
 pub const WORKING_SET: &str = "container_memory_working_set_bytes";
+/// cAdvisor's resident-set gauge (bytes: anonymous memory, no page cache).
+pub const RSS: &str = "container_memory_rss";
 /// CFS periods in which the container was throttled (counter).
 pub const THROTTLED_PERIODS: &str = "container_cpu_cfs_throttled_periods_total";
 /// CFS periods in which the container was runnable (counter).
@@ -94,6 +96,16 @@ pub fn raw(metric: &str, sel: &Selector<'_>, raw: &Raw) -> String {
     format!("{metric}{}[{}s]", filter(sel), raw.range_secs)
 }
 
+/// The sum over the containers of `sel` of each one's last sample of `metric` in the
+/// `lookback_secs` before the evaluation time: a gauge's value at an instant, from the raw
+/// samples (no rate, no interpolation).
+pub fn last_sum(metric: &str, sel: &Selector<'_>, lookback_secs: u64) -> String {
+    format!(
+        "sum(last_over_time({metric}{}[{lookback_secs}s]))",
+        filter(sel)
+    )
+}
+
 /// A user's extra query with `$namespace`, `$pods` and `$window` substituted (values are
 /// inserted verbatim: the user writes the quotes).
 pub fn extra(query: &str, sel: &Selector<'_>, window: &str) -> String {
@@ -112,6 +124,14 @@ mod tests {
         pods: "run-express-1a2b3c4d-.*",
     };
     const F: &str = r#"{namespace="bench", pod=~"run-express-1a2b3c4d-.*", container!="", container!="POD", image!=""}"#;
+
+    #[test]
+    fn last_sum_reads_each_containers_last_sample() {
+        assert_eq!(
+            last_sum(WORKING_SET, &SEL, 60),
+            format!("sum(last_over_time(container_memory_working_set_bytes{F}[60s]))")
+        );
+    }
 
     #[test]
     fn filter_selects_real_containers_of_the_pods() {

@@ -57,6 +57,10 @@ pub struct PodFacts {
     /// Nodes of the load pods that were observed (`spec.nodeName`); a fallback for results
     /// that do not name their node (see [`load_nodes`]).
     pub load_nodes: Vec<String>,
+    /// Milliseconds from the slowest target pod's creation to its Ready condition.
+    pub target_ready_ms: Option<i64>,
+    /// Size of the target's image as its node reports it.
+    pub target_image_bytes: Option<i64>,
 }
 
 /// Where the load ran: the nodes the load results name themselves (each load pod records
@@ -155,6 +159,8 @@ pub fn measured_result(
         oom_kills: pods.oom_kills,
         target_nodes: pods.target_nodes.clone(),
         load_nodes: load_nodes(load, &pods.load_nodes),
+        target_ready_seconds: pods.target_ready_ms.map(|ms| round(ms as f64 / 1000.0, 3)),
+        target_image_bytes: pods.target_image_bytes,
         window_start: time(load.window_start_ms),
         window_end: time(load.window_end_ms),
         slo: None,
@@ -193,6 +199,10 @@ pub fn with_late_usage(
         oom_kills: recorded.oom_kills,
         target_nodes: recorded.target_nodes.clone(),
         load_nodes: recorded.load_nodes.clone(),
+        target_ready_ms: recorded
+            .target_ready_seconds
+            .map(|s| (s * 1000.0).round() as i64),
+        target_image_bytes: recorded.target_image_bytes,
     };
     let mut r = measured_result(
         run,

@@ -104,7 +104,7 @@ pub(crate) fn usage() -> TargetUsage {
         load_cpu_cores: Some(0.3),
         load_cpu_of_limit: Some(0.3),
         load_cpu_cores_prometheus: Some(0.31),
-        services: Vec::new(),
+        ..TargetUsage::default()
     }
 }
 
@@ -581,4 +581,90 @@ fn the_latency_table_has_abs_percentages_from_the_merged_histogram() {
     );
     assert!(table.windows(2).all(|w| w[0].ms <= w[1].ms));
     assert!(latency_table("").is_empty() && latency_table("not base64!").is_empty());
+}
+
+/// The largest run the CRD admits ([`benchrun_api::MAX_MEASUREMENTS`] measurements), every
+/// result carrying every figure at its largest (the ab table, 4 backing services, the
+/// per-pod list at its cap, five long warnings, 10 extra queries, the summary):
+/// its status must stay far below the apiserver's 1.5 MiB object limit (etcd's default
+/// request limit), with room for the spec and metadata. Prints the size measured.
+#[test]
+fn the_status_of_the_largest_run_stays_far_below_the_object_limit() {
+    let run = run();
+    let mut r = measured();
+    r.coordinates.target = "t2345678901234567890".into();
+    r.coordinates.scenario = "s".repeat(63);
+    // Five warnings at once, each as long as the longest the operator writes.
+    r.warnings = (0..5)
+        .map(|i| format!("Warning{i}: {}", "x".repeat(320)))
+        .collect();
+    let l = r.latency_ms.as_mut().unwrap();
+    l.table = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 100.0]
+        .iter()
+        .map(|&percent| benchrun_api::LatencyPercentile {
+            percent,
+            ms: 12345.678,
+        })
+        .collect();
+    r.extra = (0..10)
+        .map(|i| (format!("query-{i:02}"), 1.0e12 / 7.0))
+        .collect();
+    r.detail = Some(format!("{}-detail-c199-r9", "r".repeat(30)));
+    let service = |i: usize| benchrun_api::ServiceUsage {
+        name: format!("service-{i}-{}", "s".repeat(10)),
+        cpu_avg_cores: Some(0.1234),
+        cpu_peak_cores: Some(0.9876),
+        cpu_avg_of_limit: Some(0.1234),
+        cpu_peak_of_limit: Some(0.9876),
+        cpu_throttled: Some(0.0123),
+        memory_avg_bytes: Some(1 << 30),
+        memory_peak_bytes: Some(1 << 31),
+    };
+    r.usage.services = (0..benchrun_api::services::MAX_SERVICES)
+        .map(service)
+        .collect();
+    r.usage.memory_rss_peak_bytes = Some(1 << 31);
+    r.usage.memory_before_load_bytes = Some(1 << 30);
+    r.usage.pods = (0..crate::prometheus::MAX_POD_ENTRIES)
+        .map(|i| benchrun_api::PodUsage {
+            pod: format!(
+                "{}-t2345678901234567890-1a2b3c4d-5d9f8c7b6c-x2x4{i}",
+                "r".repeat(30)
+            ),
+            cpu_avg_cores: Some(0.1234),
+            cpu_avg_of_limit: Some(0.1234),
+            memory_peak_bytes: Some(1 << 31),
+            memory_rss_peak_bytes: Some(1 << 31),
+        })
+        .collect();
+    r.target_ready_seconds = Some(123.456);
+    r.target_image_bytes = Some(1 << 30);
+    let mut results = Vec::new();
+    for i in 0..benchrun_api::MAX_MEASUREMENTS {
+        let mut x = r.clone();
+        (x.cell, x.repeat) = ((i / 10) as i32, (i % 10) as i32);
+        results.push(x);
+    }
+    let status = benchrun_api::BenchmarkRunStatus {
+        summary: Some(summarize(&run, &results)),
+        results,
+        ..Default::default()
+    };
+    let part = |v: serde_json::Value| serde_json::to_vec(&v).unwrap().len();
+    println!(
+        "one result {} B: warnings {}, pods {}, services {}, latency {}, extra {}",
+        part(serde_json::to_value(&r).unwrap()),
+        part(serde_json::to_value(&r.warnings).unwrap()),
+        part(serde_json::to_value(&r.usage.pods).unwrap()),
+        part(serde_json::to_value(&r.usage.services).unwrap()),
+        part(serde_json::to_value(&r.latency_ms).unwrap()),
+        part(serde_json::to_value(&r.extra).unwrap()),
+    );
+    let bytes = serde_json::to_vec(&status).unwrap().len();
+    println!(
+        "status of {} measurements: {bytes} bytes ({} per measurement)",
+        benchrun_api::MAX_MEASUREMENTS,
+        bytes / benchrun_api::MAX_MEASUREMENTS
+    );
+    assert!(bytes < 1024 * 1024, "{bytes} bytes");
 }

@@ -31,6 +31,8 @@
 pub struct Series {
     /// The points, ascending by time.
     pub points: Vec<(f64, f64)>,
+    /// The series' `pod` label (empty when it has none).
+    pub pod: String,
 }
 
 /// The measured window in unix seconds.

@@ -8,6 +8,7 @@ const SPAN: Span = Span {
 fn series(points: &[(f64, f64)]) -> Series {
     Series {
         points: points.to_vec(),
+        ..Series::default()
     }
 }
 
@@ -126,7 +127,10 @@ fn random_counter(rng: &mut Rng) -> Series {
             v + rng.next() * 2.0
         };
     }
-    Series { points }
+    Series {
+        points,
+        ..Series::default()
+    }
 }
 
 #[test]

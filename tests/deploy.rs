@@ -61,6 +61,15 @@ fn local_overlay_points_at_the_local_prometheus() {
 fn cluster_role_grants_no_wildcards() {
     let rbac = read("deploy/base/rbac.yaml");
     assert!(!rbac.contains('*'), "wildcards in deploy/base/rbac.yaml");
+    let nodes = docs("deploy/base/node-reader.yaml");
+    let role = find(&nodes, "ClusterRole");
+    // The main roles may never touch nodes (assert_least_privilege); this one may only read
+    // one node at a time, for the image size.
+    assert_eq!(
+        serde_yaml::to_string(&role["rules"]).unwrap(),
+        "- apiGroups:\n  - ''\n  resources:\n  - nodes\n  verbs:\n  - get\n",
+        "the node reader may only get nodes"
+    );
 }
 
 fn docs(path: &str) -> Vec<serde_yaml::Value> {
@@ -141,7 +150,13 @@ fn namespaced_role_grants_exactly_what_the_cluster_role_grants() {
 fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
     let k = read("deploy/namespaced/kustomization.yaml");
     let mut cluster_scoped = Vec::new();
-    for file in ["namespace.yaml", "crd.yaml", "rbac.yaml", "operator.yaml"] {
+    for file in [
+        "namespace.yaml",
+        "crd.yaml",
+        "rbac.yaml",
+        "node-reader.yaml",
+        "operator.yaml",
+    ] {
         for d in docs(&format!("deploy/base/{file}")) {
             if d["metadata"]["namespace"].is_null() {
                 cluster_scoped.push((
@@ -151,7 +166,7 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
             }
         }
     }
-    assert_eq!(cluster_scoped.len(), 4, "{cluster_scoped:?}");
+    assert_eq!(cluster_scoped.len(), 6, "{cluster_scoped:?}");
     for (kind, name) in cluster_scoped {
         let at = k
             .find(&format!(

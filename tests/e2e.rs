@@ -223,10 +223,11 @@ async fn templated_requests_reach_the_target_with_every_value_once() {
 /// A backing service the run deploys and seeds itself: a demo store, filled with documents
 /// 1..1000 by a seeding Job (the load generator PUTting a sequence), read by a demo target
 /// through its address variable (`UPSTREAM=$(BENCHRUN_SERVICE_STORE_ADDR)`, no DNS) with a
-/// random id per request, after a ramp-up, over a matrix with `exclude` and `include`. Every
-/// cell is measured without errors (every id exists), the target's counts match, the store
-/// served exactly the seeding PUTs plus one GET per target request, and its CPU and memory
-/// are in each cell's status.
+/// random id per request, after a ramp-up, over a matrix with `exclude` and `include` (the
+/// included cell with two replicas). Every cell is measured without errors (every id exists),
+/// the target's counts match, the store served exactly the seeding PUTs plus one GET per
+/// target request, and its CPU and memory are in each cell's status, beside the target's
+/// ready time, image size, RSS, memory before the load (below the peak) and per-pod figures.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn a_seeded_backing_service_is_read_through_its_address() {
@@ -246,9 +247,10 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
     );
     let yaml = demo_run(
         "services",
-        "{connections: [2, 4], exclude: [{connections: 2}], include: [{connections: 6}]}",
+        "{connections: [2, 4], exclude: [{connections: 2}], include: [{connections: 6, replicas: 2}]}",
         &services,
     )
+    .replace("resources: {cpu: 500m, memory: 128Mi}", "resources: {cpu: 250m, memory: 128Mi}")
     .replace(
         "readinessPath: /healthz}",
         "readinessPath: /healthz, env: [{name: UPSTREAM, value: '$(BENCHRUN_SERVICE_STORE_ADDR)'}]}",
@@ -303,6 +305,36 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
             anyhow::ensure!(cpu > 0.0 && cpu <= 0.35, "store CPU {cpu} under a 300m limit");
             let mem = store.memory_peak_bytes.context("the store's memory")?;
             anyhow::ensure!(mem > 0 && mem <= 64 << 20, "store memory {mem}");
+            // The target's start-up, idle and per-pod figures.
+            let u = &r.usage;
+            println!(
+                "cell {}: ready after {:?} s, image {:?} B, working set before load {:?} / peak {:?}, RSS peak {:?}, pods {:?}",
+                r.cell,
+                r.target_ready_seconds,
+                r.target_image_bytes,
+                u.memory_before_load_bytes,
+                u.memory_peak_bytes,
+                u.memory_rss_peak_bytes,
+                u.pods
+            );
+            let ready = r.target_ready_seconds.context("ready time")?;
+            anyhow::ensure!(ready > 0.0 && ready < 120.0, "ready after {ready} s");
+            let image = r.target_image_bytes.context("image size")?;
+            anyhow::ensure!(image > 100_000 && image < 200 << 20, "image {image} B");
+            let before = u.memory_before_load_bytes.context("memory before load")?;
+            let peak = u.memory_peak_bytes.context("peak memory")?;
+            anyhow::ensure!(before > 0 && before < peak, "before {before} vs peak {peak}");
+            anyhow::ensure!(u.memory_rss_peak_bytes.is_some_and(|b| b > 0), "RSS");
+            let replicas = r.coordinates.replicas as usize;
+            let pods = if replicas > 1 { replicas } else { 0 };
+            anyhow::ensure!(u.pods.len() == pods, "{} per-pod entries", u.pods.len());
+            for p in &u.pods {
+                anyhow::ensure!(
+                    p.cpu_avg_cores.is_some_and(|c| c > 0.0)
+                        && p.memory_peak_bytes.is_some_and(|b| b > 0),
+                    "{p:?}"
+                );
+            }
         }
         // The store counted the 1000 seeding PUTs and one GET per target request (measured,
         // ramp-up and warm-up alike); `cleanup: Keep` leaves it to be asked.

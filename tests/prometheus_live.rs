@@ -45,6 +45,8 @@ fn burner_query(
         start: end - jiff::SignedDuration::from_secs(secs),
         end,
         target_cpu_limit_cores: 0.5,
+        target_pod_cpu_limit_cores: 0.5,
+        before_load: Some(end - jiff::SignedDuration::from_secs(secs)),
         extra,
         // The same pod read as a backing service: its figures must be the target's.
         services: vec![ServiceQuery {
@@ -87,6 +89,14 @@ async fn a_pod_burning_half_a_core_reads_as_half_a_core() {
     assert_eq!(u.load_cpu_cores, None);
     // Without `image!=""` cAdvisor's second, image-less series of the container would make 2.
     assert_eq!(extra.get("containers"), Some(&1.0));
+    // One pod: no per-pod list; RSS and the working set before the window are read.
+    assert!(u.pods.is_empty(), "{:?}", u.pods);
+    let rss = u.memory_rss_peak_bytes.expect("RSS peak");
+    assert!(
+        rss > 0 && rss <= u.memory_peak_bytes.unwrap() * 2,
+        "RSS {rss}"
+    );
+    assert!(u.memory_before_load_bytes.expect("memory before") > 0);
     let s = &u.services[0];
     assert_eq!(s.name, "burner");
     assert_eq!(s.cpu_avg_cores, u.cpu_avg_cores, "{s:?}");

@@ -303,11 +303,47 @@ pub struct TargetUsage {
     /// samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_cpu_cores_prometheus: Option<f64>,
+    /// Peak resident set size (cAdvisor `container_memory_rss`: anonymous memory, no page
+    /// cache) in bytes, summed over the pods. Working set counts active page cache too; RSS is
+    /// what a JVM heap or a Node process itself holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_rss_peak_bytes: Option<i64>,
+    /// Working set in bytes, summed over the target pods, at the last sample before this
+    /// measurement's load Job was created. For the first measurement of a target
+    /// configuration this is its memory at idle after start-up; for later ones, what the
+    /// earlier load left behind (warmed-up memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_before_load_bytes: Option<i64>,
+    /// The same figures per target pod, by pod name, when the configuration has several
+    /// replicas (the first 4 pods by name): two replicas of one service can use very different
+    /// memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pods: Vec<PodUsage>,
     /// CPU and memory of each backing service (`spec.services`) over the same window, in the
     /// order of the spec. A service that was at its CPU limit is why the cell's throughput
     /// stopped there (`ServiceBound`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<ServiceUsage>,
+}
+
+/// CPU and memory of one target pod over a measured window.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodUsage {
+    /// Pod name.
+    pub pod: String,
+    /// Average CPU in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_cores: Option<f64>,
+    /// Average CPU as a fraction of the pod's CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_avg_of_limit: Option<f64>,
+    /// Peak working set in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_peak_bytes: Option<i64>,
+    /// Peak resident set size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_rss_peak_bytes: Option<i64>,
 }
 
 /// CPU and memory of one backing service's pod over a measured window, read the same way as
@@ -410,6 +446,16 @@ pub struct CellResult {
     /// Nodes the load pods ran on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_nodes: Vec<String>,
+    /// Seconds from the creation of the target configuration's slowest pod to its Ready
+    /// condition: scheduling, image pull, process start and the first passing readiness
+    /// probe (probed every 2 s, so up to 2 s late). The same for every cell of one
+    /// configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ready_seconds: Option<f64>,
+    /// Size of the target's image in bytes as the node reports it (`node.status.images`,
+    /// compressed layers as pulled); absent when the node does not list it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_image_bytes: Option<i64>,
     /// Start of the measured window (after warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_start: Option<Time>,
