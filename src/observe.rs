@@ -7,7 +7,7 @@ use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, Coordinates, Validat
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{Job, JobCondition};
 use k8s_openapi::api::core::v1::{ConfigMap, ContainerImage, ContainerStatus, Node, Pod, Service};
 use kube::api::{ListParams, LogParams};
 use kube::{Api, ResourceExt};
@@ -107,13 +107,19 @@ pub async fn observe(
     configs.dedup();
     o.target_configs = configs;
     o.jobs = jobs.iter().map(|j| j.name_any()).collect();
-    let backing = backing_children(ctx, owner).await?;
-    o.service_children = backing.any();
+    // A run's spec cannot change once it started, so a run without services has no
+    // children of services to look for.
+    let backing = if v.spec.services.is_empty() {
+        None
+    } else {
+        Some(backing_children(ctx, owner).await?)
+    };
+    o.service_children = backing.as_ref().is_some_and(BackingChildren::any);
     if plan::is_finished(status) {
         return Ok(o);
     }
-    if !v.spec.services.is_empty() {
-        o.services = services_state(ctx, owner, v, &backing).await?;
+    if let Some(backing) = &backing {
+        o.services = services_state(ctx, owner, v, backing).await?;
     }
     o.metrics_retry_for = ctx.config.metrics_retry_for;
     for (cell_i, repeat) in plan::collections_due(status, now) {
@@ -127,21 +133,15 @@ pub async fn observe(
     let target = &v.spec.targets[cell.target].name;
     let config = names::config_hash(target, cell);
     let target_name = names::target_name(&owner.name, target, &config);
+    let mut target_pods = Vec::new();
     if let Some(d) = deployments.iter().find(|d| d.name_any() == target_name) {
         let pods = list(
             &Api::<Pod>::namespaced(client.clone(), ns),
             &names::selector(&names::target_labels(&owner.name, target, &config)),
         )
         .await?;
-        let mut state = target_state(d, &pods, TARGET_CONTAINER);
-        let collecting = status
-            .current
-            .as_ref()
-            .is_some_and(|c| c.stage == stage::COLLECTING);
-        if collecting {
-            state.image_bytes = image_bytes(ctx, &pods).await;
-        }
-        o.target = Some(state);
+        o.target = Some(target_state(d, &pods, TARGET_CONTAINER));
+        target_pods = pods;
     }
     o.service_ip = services
         .iter()
@@ -196,6 +196,9 @@ pub async fn observe(
                 job_created: created,
             };
             o.usage = Some(usage(ctx, v, owner, cell, &w).await);
+            if let Some(t) = o.target.as_mut() {
+                t.image_bytes = image_bytes(ctx, &target_pods).await;
+            }
             if let Some(plan) = &v.baseline {
                 let coordinates = results::coordinates(v, cell);
                 o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
@@ -531,34 +534,53 @@ async fn seed_state(job: &Job, pods: &[Pod], api: &Api<Pod>) -> SeedObserved {
     let Some(c) = is("Failed") else {
         return SeedObserved::Running;
     };
+    SeedObserved::Failed(job_failure(c, pods, api, SEED_CONTAINER, 3).await)
+}
+
+/// Why a Job failed: its `Failed` condition's reason and message, then the first of its pods
+/// whose `container` exited non-zero, with its exit code and the last `lines` of its log.
+async fn job_failure(
+    c: &JobCondition,
+    pods: &[Pod],
+    api: &Api<Pod>,
+    container: &str,
+    lines: i64,
+) -> String {
     let mut reason = format!(
         "{}: {}",
         c.reason.clone().unwrap_or_default(),
         c.message.clone().unwrap_or_default()
     );
-    let failed = pods.iter().find(|p| {
-        p.status
-            .as_ref()
-            .and_then(|s| {
-                s.container_statuses
-                    .as_ref()?
-                    .first()?
-                    .state
-                    .clone()?
-                    .terminated
-            })
-            .is_some_and(|t| t.exit_code != 0)
+    let exited = pods.iter().find_map(|p| {
+        let t = p
+            .status
+            .as_ref()?
+            .container_statuses
+            .as_ref()?
+            .iter()
+            .find(|cs| cs.name == container)?
+            .state
+            .as_ref()?
+            .terminated
+            .clone()?;
+        (t.exit_code != 0).then_some((p, t))
     });
-    if let Some(p) = failed {
+    if let Some((p, t)) = exited {
         let params = LogParams {
-            container: Some(SEED_CONTAINER.into()),
-            tail_lines: Some(3),
+            container: Some(container.into()),
+            tail_lines: Some(lines),
             ..LogParams::default()
         };
         let log = api.logs(&p.name_any(), &params).await.unwrap_or_default();
-        reason.push_str(&format!("; pod {}: {}", p.name_any(), log.trim()));
+        reason.push_str(&format!(
+            "; pod {} exited {} ({}): {}",
+            p.name_any(),
+            t.exit_code,
+            t.reason.unwrap_or_default(),
+            log.trim()
+        ));
     }
-    SeedObserved::Failed(reason)
+    reason
 }
 
 /// What to change when the kubelet refuses a container for `runAsNonRoot` (the image's user is
@@ -639,43 +661,7 @@ async fn job_state(
         .unwrap_or_default();
     let is = |t: &str| conds.iter().find(|c| c.type_ == t && c.status == "True");
     if let Some(c) = is("Failed") {
-        let mut reason = format!(
-            "{}: {}",
-            c.reason.clone().unwrap_or_default(),
-            c.message.clone().unwrap_or_default()
-        );
-        for p in pods {
-            let term = p.status.as_ref().and_then(|s| {
-                s.container_statuses
-                    .as_ref()?
-                    .first()?
-                    .state
-                    .as_ref()?
-                    .terminated
-                    .clone()
-            });
-            if let Some(t) = term.filter(|t| t.exit_code != 0) {
-                let log = api
-                    .logs(
-                        &p.name_any(),
-                        &LogParams {
-                            container: Some(LOAD_CONTAINER.into()),
-                            tail_lines: Some(2),
-                            ..LogParams::default()
-                        },
-                    )
-                    .await
-                    .unwrap_or_default();
-                reason.push_str(&format!(
-                    "; pod {} exited {} ({}): {}",
-                    p.name_any(),
-                    t.exit_code,
-                    t.reason.unwrap_or_default(),
-                    log.trim()
-                ));
-                break;
-            }
-        }
+        let reason = job_failure(c, pods, api, LOAD_CONTAINER, 2).await;
         return JobObserved::Failed(reason);
     }
     if is("Complete").is_none() {

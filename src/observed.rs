@@ -29,7 +29,7 @@ pub struct TargetObserved {
     pub ready_since_ms: Option<i64>,
     /// Milliseconds from the slowest pod's creation to its Ready condition.
     pub ready_ms: Option<i64>,
-    /// Size of the image as the pods' node reports it (read only while collecting).
+    /// Size of the image as the pods' node reports it (read together with the window's usage).
     pub image_bytes: Option<i64>,
     /// Sum of the container restart counts of the target pods.
     pub restarts: i32,

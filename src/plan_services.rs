@@ -61,11 +61,12 @@ impl Planner<'_> {
                 }
             }
         }
-        self.actions.push(Action::ApplyServices);
         if up.addresses.len() < specs.len() {
+            self.actions.push(Action::ApplyServices);
             self.after(Duration::from_secs(2));
             return None;
         }
+        let mut seeds = Vec::new();
         let mut seeding = false;
         for (i, s) in specs.iter().enumerate().filter(|(_, s)| s.seed.is_some()) {
             let seed = self
@@ -77,7 +78,7 @@ impl Planner<'_> {
                 .unwrap_or_default();
             match seed {
                 SeedObserved::Absent => {
-                    self.actions.push(Action::CreateSeedJob {
+                    seeds.push(Action::CreateSeedJob {
                         service: i,
                         addresses: up.addresses.clone(),
                     });
@@ -92,13 +93,14 @@ impl Planner<'_> {
                 SeedObserved::Running => seeding = true,
                 SeedObserved::Succeeded(at) => up.settled_ms = up.settled_ms.max(at),
                 SeedObserved::Failed(why) => {
-                    self.actions.retain(|a| *a != Action::ApplyServices);
                     let reason = format!("seeding backing service {} failed: {why}", s.name);
                     self.fail_remaining(reason);
                     return None;
                 }
             }
         }
+        self.actions.push(Action::ApplyServices);
+        self.actions.extend(seeds);
         if seeding {
             self.after(Duration::from_secs(2));
             return None;

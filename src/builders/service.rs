@@ -1,15 +1,14 @@
 //! A backing service's Deployment and Service, and its seeding Job.
 
 use benchrun_api::{ServiceAddress, ValidatedRun};
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
-use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::api::core::v1::{Container, ContainerPort, PodSpec, PodTemplateSpec, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::target::{env_with_addresses, readiness_probe, requirements};
+use super::target::{
+    cluster_ip_service, env_with_addresses, readiness_probe, recreate_deployment, requirements,
+};
 use super::{security, Owner};
 use crate::names::{self, role};
 
@@ -59,60 +58,31 @@ pub fn build_service_deployment(
         security_context: security::container_security_context(plan.pod_security),
         ..Container::default()
     };
-    Deployment {
-        metadata: owner.meta(names::service_name(&owner.name, &svc.name), labels.clone()),
-        spec: Some(DeploymentSpec {
-            replicas: Some(1),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..LabelSelector::default()
-            },
-            strategy: Some(DeploymentStrategy {
-                type_: Some("Recreate".into()),
-                ..DeploymentStrategy::default()
-            }),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    containers: vec![container],
-                    automount_service_account_token: Some(false),
-                    security_context: Some(security::pod_security_context(
-                        plan.pod_security,
-                        svc.run_as_user,
-                    )),
-                    termination_grace_period_seconds: Some(5),
-                    ..PodSpec::default()
-                }),
-            },
-            ..DeploymentSpec::default()
-        }),
-        ..Deployment::default()
-    }
+    let pod = PodSpec {
+        containers: vec![container],
+        automount_service_account_token: Some(false),
+        security_context: Some(security::pod_security_context(
+            plan.pod_security,
+            svc.run_as_user,
+        )),
+        termination_grace_period_seconds: Some(5),
+        ..PodSpec::default()
+    };
+    let name = names::service_name(&owner.name, &svc.name);
+    recreate_deployment(owner.meta(name, labels.clone()), labels, 1, pod)
 }
 
 /// The ClusterIP Service of backing service `index`, on its port.
 pub fn build_service_service(owner: &Owner, run: &ValidatedRun, index: usize) -> Service {
     let svc = &run.spec.services[index];
     let labels = names::service_labels(&owner.name, role::SERVICE, &svc.name);
-    Service {
-        metadata: owner.meta(names::service_name(&owner.name, &svc.name), labels.clone()),
-        spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".into()),
-            selector: Some(labels),
-            ports: Some(vec![ServicePort {
-                name: Some("service".into()),
-                port: svc.port,
-                target_port: Some(IntOrString::Int(svc.port)),
-                protocol: Some("TCP".into()),
-                ..ServicePort::default()
-            }]),
-            ..ServiceSpec::default()
-        }),
-        ..Service::default()
-    }
+    let name = names::service_name(&owner.name, &svc.name);
+    cluster_ip_service(
+        owner.meta(name, labels.clone()),
+        labels,
+        "service",
+        svc.port,
+    )
 }
 
 /// The seeding Job of backing service `index` (which must have a `seed`): one container of the
@@ -176,6 +146,7 @@ pub fn build_seed_job(
 mod tests {
     use super::*;
     use crate::builders::fixtures::{owner, run as validated, DEMO};
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
     fn with_services() -> ValidatedRun {
         validated(&format!(

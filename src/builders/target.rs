@@ -118,10 +118,32 @@ pub fn build_target_deployment(
         security_context: security::container_security_context(level),
         ..Container::default()
     };
+    let pod = PodSpec {
+        containers: vec![container],
+        node_selector: (!target.node_selector.is_empty()).then(|| target.node_selector.clone()),
+        tolerations: (!target.tolerations.is_empty()).then(|| target.tolerations.clone()),
+        service_account_name: target.service_account_name.clone(),
+        // The target gets API credentials only from a service account it names.
+        automount_service_account_token: target.service_account_name.is_none().then_some(false),
+        security_context: Some(security::pod_security_context(level, target.run_as_user)),
+        termination_grace_period_seconds: Some(5),
+        ..PodSpec::default()
+    };
+    recreate_deployment(owner.meta(name, labels.clone()), labels, cell.replicas, pod)
+}
+
+/// A Deployment of `replicas` pods of `pod`, selected by `labels`, replaced whole (strategy
+/// `Recreate`) so that old and new pods never run side by side.
+pub(crate) fn recreate_deployment(
+    metadata: ObjectMeta,
+    labels: BTreeMap<String, String>,
+    replicas: i32,
+    pod: PodSpec,
+) -> Deployment {
     Deployment {
-        metadata: owner.meta(name, labels.clone()),
+        metadata,
         spec: Some(DeploymentSpec {
-            replicas: Some(cell.replicas),
+            replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
                 ..LabelSelector::default()
@@ -135,29 +157,37 @@ pub fn build_target_deployment(
                     labels: Some(labels),
                     ..ObjectMeta::default()
                 }),
-                spec: Some(PodSpec {
-                    containers: vec![container],
-                    node_selector: (!target.node_selector.is_empty())
-                        .then(|| target.node_selector.clone()),
-                    tolerations: (!target.tolerations.is_empty())
-                        .then(|| target.tolerations.clone()),
-                    service_account_name: target.service_account_name.clone(),
-                    // The target gets API credentials only from a service account it names.
-                    automount_service_account_token: target
-                        .service_account_name
-                        .is_none()
-                        .then_some(false),
-                    security_context: Some(security::pod_security_context(
-                        level,
-                        target.run_as_user,
-                    )),
-                    termination_grace_period_seconds: Some(5),
-                    ..PodSpec::default()
-                }),
+                spec: Some(pod),
             },
             ..DeploymentSpec::default()
         }),
         ..Deployment::default()
+    }
+}
+
+/// A ClusterIP Service selecting `labels`, forwarding TCP `port` (named `port_name`) to the
+/// same port of the pods.
+pub(crate) fn cluster_ip_service(
+    metadata: ObjectMeta,
+    labels: BTreeMap<String, String>,
+    port_name: &str,
+    port: i32,
+) -> Service {
+    Service {
+        metadata,
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".into()),
+            selector: Some(labels),
+            ports: Some(vec![ServicePort {
+                name: Some(port_name.into()),
+                port,
+                target_port: Some(IntOrString::Int(port)),
+                protocol: Some("TCP".into()),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
     }
 }
 
@@ -167,22 +197,12 @@ pub fn build_target_service(owner: &Owner, run: &ValidatedRun, cell: &Cell) -> S
     let config = names::config_hash(&target.name, cell);
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);
-    Service {
-        metadata: owner.meta(name, labels.clone()),
-        spec: Some(ServiceSpec {
-            type_: Some("ClusterIP".into()),
-            selector: Some(labels),
-            ports: Some(vec![ServicePort {
-                name: Some("http".into()),
-                port: target.port,
-                target_port: Some(IntOrString::Int(target.port)),
-                protocol: Some("TCP".into()),
-                ..ServicePort::default()
-            }]),
-            ..ServiceSpec::default()
-        }),
-        ..Service::default()
-    }
+    cluster_ip_service(
+        owner.meta(name, labels.clone()),
+        labels,
+        "http",
+        target.port,
+    )
 }
 
 #[cfg(test)]
