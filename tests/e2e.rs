@@ -317,8 +317,10 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
                 u.memory_rss_peak_bytes,
                 u.pods
             );
+            // Whole seconds (the apiserver's timestamps): the demo starts and passes its first
+            // probe within a second, so 0 is a correct reading (measured: 0, 1 and 2 s).
             let ready = r.target_ready_seconds.context("ready time")?;
-            anyhow::ensure!(ready > 0.0 && ready < 120.0, "ready after {ready} s");
+            anyhow::ensure!((0.0..120.0).contains(&ready), "ready after {ready} s");
             let image = r.target_image_bytes.context("image size")?;
             anyhow::ensure!(image > 100_000 && image < 200 << 20, "image {image} B");
             let before = u.memory_before_load_bytes.context("memory before load")?;

@@ -449,7 +449,8 @@ pub struct CellResult {
     /// Seconds from the creation of the target configuration's slowest pod to its Ready
     /// condition: scheduling, image pull, process start and the first passing readiness
     /// probe (probed every 2 s, so up to 2 s late), in whole seconds because the apiserver's
-    /// timestamps have second resolution. The same for every cell of one configuration.
+    /// timestamps have second resolution: 0 means under a second. The same for every cell of
+    /// one configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ready_seconds: Option<f64>,
     /// Size of the target's image in bytes as the node reports it (`node.status.images`,
