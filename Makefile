@@ -13,10 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images install smoke e2e namespaced demo-repeat test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e namespaced demo-repeat test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make install | make smoke | make e2e | make namespaced | make demo-repeat"
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make namespaced | make demo-repeat"
 
 all: build
 
@@ -35,11 +35,12 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 
-## unit: unit tests, loopback load-generator tests and repo-consistency tests (no cluster)
+## unit: unit tests, loopback load-generator tests, repo-consistency tests and the stacks' own tests (no cluster)
 unit: build
 	$(CARGO) fmt --all -- --check
 	$(CARGO) test --release --workspace
 	tests/argocd/run.sh
+	tests/stacks/unit.sh
 
 ## cluster: the local single-node Kubernetes (skipped when KUBECONFIG is set)
 cluster:
@@ -53,6 +54,21 @@ images: build
 	else
 	  hack/images.sh --no-build
 	fi
+
+## stacks: build the systems under test of stacks/ as images and import them (cached: seconds when unchanged)
+stacks: cluster
+	if [ -n "$${KUBECONFIG:-}" ] && [ ! -S /run/containerd/containerd.sock ]; then
+	  echo "stacks: KUBECONFIG points at an existing cluster; building archives only (push them to your registry)"
+	  hack/stacks.sh --no-import
+	else
+	  eval "$$(hack/cluster.sh env)"
+	  hack/stacks.sh
+	fi
+
+## stacks-test: every stack image on the cluster, every endpoint it implements checked
+stacks-test: stacks build
+	eval "$$(hack/cluster.sh env)"
+	tests/stacks/stacks-test.sh
 
 ## install: install benchrun (CRD, RBAC, operator) from deploy/ and wait for it
 install: images

@@ -19,9 +19,10 @@ suite unit make --no-print-directory unit
 # The cluster suites need the cluster; if it cannot come up, they fail rather than skip.
 if suite cluster make --no-print-directory cluster; then
   suite smoke make --no-print-directory smoke
+  suite stacks make --no-print-directory stacks-test
   suite e2e make --no-print-directory e2e
 else
-  failed=$((failed + 2)); names+=("FAIL smoke (no cluster)" "FAIL e2e (no cluster)")
+  failed=$((failed + 3)); names+=("FAIL smoke (no cluster)" "FAIL stacks (no cluster)" "FAIL e2e (no cluster)")
 fi
 echo "==== summary"
 printf '%s\n' "${names[@]}"

@@ -1,0 +1,61 @@
+'use strict';
+// Express system under test (stacks/CONTRACT.md): /hello, /compute, /items (MongoDB through the
+// official driver), /docs/:id (a CouchDB-API server over HTTP), /healthz, /stats.
+// WORKERS > 1 (or "auto") runs it in cluster mode, see cluster.js.
+const cluster = require('node:cluster');
+const express = require('express');
+const { CELL_HEADER, newStats, record, toJson, sum, countPrimesBelow, parseN } = require('./stats');
+const { workerCount, runPrimary, workerStats } = require('./cluster');
+
+const port = Number(process.env.PORT || 8080);
+const workers = workerCount(process.env);
+
+// As PID 1 in a container Node has no default SIGTERM/SIGINT handling: exit on them, so a pod
+// stops at once instead of after its grace period (the primary's workers follow it).
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
+
+if (workers > 1 && cluster.isPrimary) {
+  runPrimary(cluster, workers);
+} else {
+  serve(workers > 1);
+}
+
+function serve(clustered) {
+  const stats = newStats();
+  const allStats = clustered ? workerStats(() => toJson(stats)) : async () => [toJson(stats)];
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // Counted once the response is complete, as the contract asks.
+  const counted = (path) => (req, res, next) => {
+    res.on('finish', () => record(stats, path, req.get(CELL_HEADER)));
+    next();
+  };
+
+  app.get('/hello', counted('/hello'), (req, res) => res.json({ message: 'hello' }));
+
+  app.get('/compute', counted('/compute'), (req, res) => {
+    const n = parseN(req.query.n);
+    if (n === null) return res.status(400).json({ error: 'n must be an integer in 0..=10000000' });
+    res.json({ n, primes: countPrimesBelow(n) });
+  });
+
+  const items = require('./items')(process.env);
+  app.get('/items', counted('/items'), async (req, res) => {
+    const { status, body } = await items(req.query.limit);
+    res.status(status).json(body);
+  });
+
+  const docs = require('./docs')(process.env);
+  app.get('/docs/:id', counted('/docs'), async (req, res) => {
+    const { status, body } = await docs(req.params.id);
+    res.status(status).type('application/json').send(body);
+  });
+
+  app.get('/healthz', (req, res) => res.type('text/plain').send('ok'));
+  app.get('/stats', async (req, res) => res.json(sum(await allStats())));
+  app.use(counted('other'), (req, res) => res.status(404).json({ error: 'not found' }));
+
+  app.listen(port, '0.0.0.0', () => console.log(`express ${process.pid} listening on ${port}`));
+}

@@ -1,0 +1,5 @@
+module benchrun.local/stacks/ferretdb
+
+go 1.24
+
+require github.com/FerretDB/FerretDB v1.24.2

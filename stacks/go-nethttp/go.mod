@@ -1,0 +1,3 @@
+module benchrun.dev/stacks/go-nethttp
+
+go 1.22

@@ -1,0 +1,76 @@
+package benchrun.springmvc;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoException;
+import com.mongodb.MongoSocketException;
+import com.mongodb.MongoTimeoutException;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Sorts;
+import jakarta.annotation.PreDestroy;
+import org.bson.Document;
+import org.bson.json.JsonMode;
+import org.bson.json.JsonWriterSettings;
+import org.springframework.stereotype.Component;
+
+/**
+ * Reads collection {@code items} through the official synchronous MongoDB driver: one
+ * {@link MongoClient} (with its connection pool) for the process, made from MONGODB_URL at start;
+ * the database is the one named in the URL's path (default {@code benchrun}).
+ */
+@Component
+class Items {
+    static final int DEFAULT_LIMIT = 100;
+    static final int MAX_LIMIT = 1000;
+    private static final JsonWriterSettings JSON =
+            JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
+
+    private final MongoClient client;
+    private final MongoCollection<Document> collection;
+
+    Items() {
+        String url = System.getenv("MONGODB_URL");
+        if (url == null || url.isBlank()) {
+            client = null;
+            collection = null;
+        } else {
+            ConnectionString cs = new ConnectionString(url);
+            String db = cs.getDatabase() != null ? cs.getDatabase() : "benchrun";
+            client = MongoClients.create(cs);
+            collection = client.getDatabase(db).getCollection("items");
+        }
+    }
+
+    /** The result of one read: an HTTP status and a JSON body. */
+    record Result(int status, String json) {}
+
+    Result firstItems(int limit) {
+        if (collection == null) {
+            return new Result(503, "{\"error\":\"MONGODB_URL is not set\"}");
+        }
+        try {
+            StringBuilder out = new StringBuilder(limit * 80).append('[');
+            boolean first = true;
+            for (Document doc : collection.find().sort(Sorts.ascending("_id")).limit(limit)) {
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                out.append(doc.toJson(JSON));
+            }
+            return new Result(200, out.append(']').toString());
+        } catch (MongoTimeoutException | MongoSocketException e) {
+            return new Result(503, "{\"error\":\"database unreachable: " + Json.escape(e.getMessage()) + "\"}");
+        } catch (MongoException e) {
+            return new Result(502, "{\"error\":\"database error: " + Json.escape(e.getMessage()) + "\"}");
+        }
+    }
+
+    @PreDestroy
+    void close() {
+        if (client != null) {
+            client.close();
+        }
+    }
+}
