@@ -10,7 +10,8 @@
 #        jvm17   glibc, zlib, libstdc++ and dash, plus a jlinked Java 17 runtime from this
 #                machine's Debian OpenJDK 17 (/opt/java, /usr/bin/java)
 #        jvm25   the same with a Java 25 runtime linked from /usr/lib/jvm/temurin-25-jdk-amd64
-#   2. runs the stack's build command in a scratch copy of its folder ($cache/build/<name>;
+#   2. runs the stack's build command in a scratch copy of its folder ($cache/build/<name>/,
+#      beside copies of the shared folders its stack.conf names, e.g. stacks/jvm-common;
 #      npm, Maven and Go keep their download caches in the home directory, outside the repo)
 #      and packs ./dist/ as /app in a second layer,
 #   3. assembles the image with umoci (user 65532, the command, PORT, the exposed port) and
@@ -65,9 +66,9 @@ if [ ${#stacks[@]} -eq 0 ]; then
   for conf in "$repo"/stacks/*/stack.conf; do stacks+=("$(basename "$(dirname "$conf")")"); done
 fi
 
-# read_conf NAME — sets runtime, build, cmd, port, endpoints from stacks/NAME/stack.conf.
+# read_conf NAME — sets runtime, build, cmd, port, endpoints, shared from stacks/NAME/stack.conf.
 read_conf() {
-  runtime='' build='' cmd='' port='' endpoints=''
+  runtime='' build='' cmd='' port='' endpoints='' shared=''
   # shellcheck disable=SC1090
   . "$repo/stacks/$1/stack.conf"
   case $runtime in static|node|jvm17|jvm25) ;; *) die "stacks/$1/stack.conf: runtime '$runtime' is not static, node, jvm17 or jvm25" ;; esac
@@ -75,6 +76,11 @@ read_conf() {
   jq -e 'type == "array" and length > 0' <<<"$cmd" >/dev/null 2>&1 \
     || die "stacks/$1/stack.conf: cmd must be a JSON array, e.g. '[\"node\",\"/app/server.js\"]'"
   [[ $port =~ ^[0-9]+$ ]] || die "stacks/$1/stack.conf: port must be a number"
+  local dir
+  for dir in $shared; do
+    [ -d "$repo/stacks/$dir" ] && [ ! -f "$repo/stacks/$dir/stack.conf" ] \
+      || die "stacks/$1/stack.conf: shared folder '$dir' is not a folder of stacks/ without a stack.conf"
+  done
 }
 
 if [ $list_only = 1 ]; then
@@ -196,11 +202,16 @@ stack_files() {
     -not -path './target/*' -not -name '*.log' -print | LC_ALL=C sort)
 }
 
-# build_app NAME DIR — runs the stack's build in a scratch copy; leaves dist/ in DIR.
+# build_app NAME DIR — runs the stack's build in a scratch copy at DIR; leaves dist/ there. The
+# shared folders of stack.conf are copied beside it, so `../<shared>` resolves as in the repo.
 build_app() {
-  local name=$1 dir=$2
-  rm -rf "$dir"; mkdir -p "$dir"
-  (cd "$repo/stacks/$name" && stack_files "$name" | tar -cf - -T -) | tar -xf - -C "$dir"
+  local name=$1 dir=$2 part tree
+  tree=$(dirname "$dir")
+  rm -rf "$tree"
+  for part in "$name" $shared; do
+    mkdir -p "$tree/$part"
+    (cd "$repo/stacks/$part" && stack_files "$part" | tar -cf - -T -) | tar -xf - -C "$tree/$part"
+  done
   log "$name: building ($runtime): $build"
   (cd "$dir" && bash -euo pipefail -c "$build") > "$dir.log" 2>&1 \
     || { tail -30 "$dir.log" >&2; die "$name: the build failed (log: $dir.log)"; }
@@ -251,14 +262,14 @@ for name in "${stacks[@]}"; do
   archive="$out_dir/stack-$name-$version.oci.tar"
   base=$(base_layer "$runtime")
   key=$({ declare -f build_app assemble layer_tar stack_files; echo "$runtime $(sha256sum < "$base.key")"; cat "$repo/stacks/$name/stack.conf";
-          (cd "$repo/stacks/$name" && stack_files "$name" | xargs -r -d '\n' sha256sum); } | sha256sum | cut -d' ' -f1)
+          for part in "$name" $shared; do (cd "$repo/stacks/$part" && stack_files "$part" | xargs -r -d '\n' sha256sum); done; } | sha256sum | cut -d' ' -f1)
   if [ -f "$archive" ] && [ "$(cat "$archive.inputs" 2>/dev/null)" = "$key" ]; then
     log "$ref: unchanged, keeping $archive"
   else
     started=$(date +%s)
-    dir="$cache/build/$name"
+    dir="$cache/build/$name/$name"
     build_app "$name" "$dir"
-    stage=$(mktemp -d "$cache/build/$name.stage.XXXXXX")
+    stage=$(mktemp -d "$cache/build/$name/stage.XXXXXX")
     mkdir -p "$stage/app"; cp -a "$dir/dist/." "$stage/app/"
     layer_tar "$stage" "$dir.app.tar"; rm -rf "$stage"
     assemble "$name" "$base" "$dir.app.tar" "$archive"

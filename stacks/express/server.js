@@ -4,7 +4,7 @@
 // WORKERS > 1 (or "auto") runs it in cluster mode, see cluster.js.
 const cluster = require('node:cluster');
 const express = require('express');
-const { CELL_HEADER, newStats, record, toJson, sum, countPrimesBelow, parseN } = require('./stats');
+const { CELL_HEADER, newStats, record, toJson, sum, countPrimesBelow, parseN } = require('benchrun-node-common');
 const { workerCount, runPrimary, workerStats } = require('./cluster');
 
 const port = Number(process.env.PORT || 8080);

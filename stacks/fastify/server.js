@@ -1,7 +1,7 @@
 'use strict';
 // Fastify system under test (stacks/CONTRACT.md): /hello, /compute, /healthz, /stats.
 const fastify = require('fastify');
-const { CELL_HEADER, newStats, record, toJson, countPrimesBelow, parseN } = require('./stats');
+const { CELL_HEADER, newStats, record, toJson, countPrimesBelow, parseN } = require('benchrun-node-common');
 
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => process.exit(0));
 

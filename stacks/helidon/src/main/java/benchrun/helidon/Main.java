@@ -1,5 +1,8 @@
 package benchrun.helidon;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
 import io.helidon.http.Method;

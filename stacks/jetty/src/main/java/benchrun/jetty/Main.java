@@ -1,5 +1,8 @@
 package benchrun.jetty;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.http.HttpHeader;

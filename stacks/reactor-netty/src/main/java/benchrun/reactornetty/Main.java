@@ -1,5 +1,8 @@
 package benchrun.reactornetty;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;

@@ -1,5 +1,8 @@
 package benchrun.servlet;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

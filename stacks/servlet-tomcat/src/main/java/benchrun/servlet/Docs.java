@@ -1,5 +1,7 @@
 package benchrun.servlet;
 
+import benchrun.common.Json;
+
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLDecoder;

@@ -1,5 +1,7 @@
 package benchrun.servlet;
 
+import benchrun.common.Stats;
+
 import java.io.File;
 import java.nio.file.Files;
 import org.apache.catalina.Context;

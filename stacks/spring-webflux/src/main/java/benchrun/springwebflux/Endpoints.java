@@ -1,5 +1,8 @@
 package benchrun.springwebflux;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import java.util.Map;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;

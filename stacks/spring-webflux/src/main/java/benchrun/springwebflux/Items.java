@@ -1,5 +1,7 @@
 package benchrun.springwebflux;
 
+import benchrun.common.Json;
+
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoException;
 import com.mongodb.MongoSocketException;

@@ -1,5 +1,8 @@
 package benchrun.undertow;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import io.undertow.Undertow;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;

@@ -1,5 +1,8 @@
 package benchrun.vertx;
 
+import benchrun.common.Primes;
+import benchrun.common.Stats;
+
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;

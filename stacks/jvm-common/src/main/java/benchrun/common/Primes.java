@@ -1,14 +1,14 @@
-package benchrun.springwebflux;
+package benchrun.common;
 
 /** The {@code /compute} work: primes below n by naive trial division, as the comparisons did. */
-final class Primes {
-    static final long MAX_N = 10_000_000L;
-    static final long DEFAULT_N = 10_000L;
+public final class Primes {
+    public static final long MAX_N = 10_000_000L;
+    public static final long DEFAULT_N = 10_000L;
 
     private Primes() {}
 
     /** n is at most {@link #MAX_N}, so int arithmetic cannot overflow (j * j <= about 1.0e7). */
-    static long countBelow(long n) {
+    public static long countBelow(long n) {
         int limit = (int) n;
         long count = 0;
         for (int i = 2; i < limit; i++) {
@@ -30,7 +30,7 @@ final class Primes {
      * Parses the {@code n} query parameter: absent means {@link #DEFAULT_N}; anything but a
      * decimal integer in 0..=MAX_N gives -1.
      */
-    static long parseN(String raw) {
+    public static long parseN(String raw) {
         if (raw == null) {
             return DEFAULT_N;
         }
@@ -38,7 +38,7 @@ final class Primes {
     }
 
     /** A decimal integer of digits only in 0..=max, or -1. */
-    static long parseBounded(String raw, long max) {
+    public static long parseBounded(String raw, long max) {
         if (raw.isEmpty() || raw.length() > 18) {
             return -1;
         }

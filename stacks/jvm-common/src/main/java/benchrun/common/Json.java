@@ -1,10 +1,10 @@
-package benchrun.springwebflux;
+package benchrun.common;
 
 /** JSON string escaping for the few hand-built bodies (error messages from the driver). */
-final class Json {
+public final class Json {
     private Json() {}
 
-    static String escape(String s) {
+    public static String escape(String s) {
         if (s == null) {
             return "";
         }

@@ -2,7 +2,6 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const { newStats, record, toJson, sum, countPrimesBelow, parseN } = require('./stats');
-const { workerCount } = require('./cluster');
 
 test('counts primes below known bounds', () => {
   assert.deepStrictEqual([0, 2, 3, 10, 100, 10000].map(countPrimesBelow), [0, 0, 1, 4, 25, 1229]);
@@ -30,12 +29,4 @@ test('counts per path and tag, caps tags and sums workers', () => {
   const both = sum([doc, doc]);
   assert.strictEqual(both.requests, 8208);
   assert.strictEqual(both.tags.a, 4);
-});
-
-test('worker count follows WORKERS and the CPU limit', () => {
-  assert.strictEqual(workerCount({}), 1);
-  assert.strictEqual(workerCount({ WORKERS: '3' }), 3);
-  assert.strictEqual(workerCount({ WORKERS: 'auto', CPU_LIMIT_MILLICORES: '1500' }), 2);
-  assert.strictEqual(workerCount({ WORKERS: 'auto', CPU_LIMIT_MILLICORES: '250' }), 1);
-  assert.throws(() => workerCount({ WORKERS: 'many' }), /WORKERS must be/);
 });

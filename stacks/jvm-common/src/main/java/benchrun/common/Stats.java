@@ -1,5 +1,7 @@
-package benchrun.servlet;
+package benchrun.common;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -9,16 +11,16 @@ import java.util.concurrent.atomic.LongAdder;
  * per endpoint (all five keys always present) and one per value of the {@code X-Benchrun-Cell}
  * request header. Exact under concurrency: every counter is a {@link LongAdder}.
  */
-final class Stats {
+public final class Stats {
     /** The request header the benchrun operator sets on every load request of a cell. */
-    static final String CELL_HEADER = "X-Benchrun-Cell";
+    public static final String CELL_HEADER = "X-Benchrun-Cell";
     /** Most distinct tags kept; further new tags count under {@link #OVERFLOW_TAG}. */
-    static final int MAX_TAGS = 4096;
+    public static final int MAX_TAGS = 4096;
     /** Longest tag kept as is; longer values count under {@link #OVERFLOW_TAG}. */
-    static final int MAX_TAG_LEN = 253;
-    static final String OVERFLOW_TAG = "_overflow";
+    public static final int MAX_TAG_LEN = 253;
+    public static final String OVERFLOW_TAG = "_overflow";
 
-    static final int HELLO = 0, COMPUTE = 1, ITEMS = 2, DOCS = 3, OTHER = 4;
+    public static final int HELLO = 0, COMPUTE = 1, ITEMS = 2, DOCS = 3, OTHER = 4;
     private static final String[] KEYS = {"/hello", "/compute", "/items", "/docs", "other"};
 
     private final LongAdder total = new LongAdder();
@@ -27,14 +29,14 @@ final class Stats {
     private final AtomicInteger distinctTags = new AtomicInteger();
     private final LongAdder overflow = new LongAdder();
 
-    Stats() {
+    public Stats() {
         for (int i = 0; i < paths.length; i++) {
             paths[i] = new LongAdder();
         }
     }
 
     /** Counts one served request of endpoint {@code path} (HELLO..OTHER) with tag {@code tag} (may be null). */
-    void record(int path, String tag) {
+    public void record(int path, String tag) {
         total.increment();
         paths[path].increment();
         if (tag != null) {
@@ -70,8 +72,27 @@ final class Stats {
         }
     }
 
+    /** The {@code /stats} document as ordered maps, ready for a JSON serializer. */
+    public Map<String, Object> snapshot() {
+        Map<String, Long> pathCounts = new LinkedHashMap<>();
+        for (int i = 0; i < KEYS.length; i++) {
+            pathCounts.put(KEYS[i], paths[i].sum());
+        }
+        Map<String, Long> tagCounts = new LinkedHashMap<>();
+        tags.forEach((tag, n) -> tagCounts.put(tag, n.sum()));
+        long overflowed = overflow.sum();
+        if (overflowed > 0) {
+            tagCounts.put(OVERFLOW_TAG, overflowed);
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("requests", total.sum());
+        doc.put("paths", pathCounts);
+        doc.put("tags", tagCounts);
+        return doc;
+    }
+
     /** The {@code /stats} document: {"requests":N,"paths":{...},"tags":{...}}. */
-    String toJson() {
+    public String toJson() {
         StringBuilder out = new StringBuilder(256 + 32 * tags.size());
         out.append("{\"requests\":").append(total.sum()).append(",\"paths\":{");
         for (int i = 0; i < KEYS.length; i++) {
