@@ -80,10 +80,10 @@ smoke: cluster
 	eval "$$(hack/cluster.sh env)"
 	tests/smoke/cluster-smoke.sh
 
-## e2e: the end-to-end suite against the operator on the cluster
+## e2e: the end-to-end suite against the operator on the cluster (some tests run the seed stacks' images)
 # `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
 # there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
-e2e: install
+e2e: install stacks
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
 
