@@ -311,7 +311,8 @@ pub struct TargetUsage {
     /// Working set in bytes, summed over the target pods, at the last sample before this
     /// measurement's load Job was created. For the first measurement of a target
     /// configuration this is its memory at idle after start-up; for later ones, what the
-    /// earlier load left behind (warmed-up memory).
+    /// earlier load left behind (warmed-up memory). Absent when the pods were too young to
+    /// have a sample yet (cAdvisor reports a new container after up to ~15 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_before_load_bytes: Option<i64>,
     /// The same figures per target pod, by pod name, when the configuration has several
