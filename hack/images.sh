@@ -28,6 +28,8 @@ umask 022
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mkoci="$repo/hack/mkoci.sh"
+# shellcheck source=lib/containerd-import.sh
+. "$repo/hack/lib/containerd-import.sh"
 out_dir=${BENCHRUN_IMAGES_DIR:-/var/cache/benchrun/images}
 address=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 registry=benchrun.local
@@ -152,17 +154,12 @@ for name in "${images[@]}"; do
   log "$ref: $tarball ($digest)"
 
   if [ $do_import = 1 ]; then
-    # ctr images ls: REF TYPE DIGEST SIZE PLATFORMS LABELS
-    current=$(ctr -n k8s.io --address "$address" images ls "name==$ref" 2>/dev/null \
-      | awk -v r="$ref" '$1 == r {print $3}')
-    if [ "$current" = "$digest" ]; then
-      log "$ref: already in containerd"
-    else
-      ctr -n k8s.io --address "$address" images import "$tarball" >/dev/null \
-        || die "ctr import of $tarball failed"
-      log "$ref: imported into containerd (k8s.io)"
-      imported=$((imported + 1))
-    fi
+    rc=0; import_archive "$address" "$ref" "$tarball" "$digest" || rc=$?
+    case $rc in
+      0) log "$ref: imported into containerd (k8s.io)"; imported=$((imported + 1)) ;;
+      1) log "$ref: already in containerd" ;;
+      *) die "ctr import of $tarball failed" ;;
+    esac
   fi
 done
 

@@ -42,6 +42,8 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 java17=${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 java25=${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 registry=benchrun.local
+# shellcheck source=lib/containerd-import.sh
+. "$repo/hack/lib/containerd-import.sh"
 do_import=1 list_only=0 stacks=()
 # Fixed timestamps: the same inputs give the same image config and layer digests.
 export SOURCE_DATE_EPOCH=0
@@ -83,10 +85,6 @@ read_conf() {
   done
 }
 
-if [ $list_only = 1 ]; then
-  for name in "${stacks[@]}"; do read_conf "$name"; printf '%s\t%s\t%s\n' "$name" "$runtime" "$endpoints"; done
-  exit 0
-fi
 
 # --- preflight ---------------------------------------------------------------------------
 # The Go toolchain of this machine lives in /usr/local/go; a CI shell may not have it on PATH.
@@ -102,6 +100,10 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >/dev/null \
     || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need_pkgs[@]}" >/dev/null; } \
     || die "apt-get install ${need_pkgs[*]} failed"
+fi
+if [ $list_only = 1 ]; then
+  for name in "${stacks[@]}"; do read_conf "$name"; printf '%s\t%s\t%s\n' "$name" "$runtime" "$endpoints"; done
+  exit 0
 fi
 if [ $do_import = 1 ]; then
   command -v ctr >/dev/null || die "ctr not found: run hack/cluster.sh up, or use --no-import"
@@ -276,7 +278,7 @@ for name in "${stacks[@]}"; do
     rm -f "$dir.app.tar"
     printf '%s\n' "$key" > "$archive.inputs"
     seconds=$(( $(date +%s) - started ))
-    bytes=$(tar -xOf "$archive" index.json >/dev/null && stat -c %s "$archive")
+    bytes=$(stat -c %s "$archive")
     grep -v "^$name	" "$summary" > "$summary.tmp" || true
     printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$runtime" "$bytes" "$seconds" "$archive" >> "$summary.tmp"
     mv "$summary.tmp" "$summary"
@@ -284,16 +286,12 @@ for name in "${stacks[@]}"; do
   fi
   digest=$(tar -xOf "$archive" index.json | jq -r '.manifests[0].digest')
   if [ $do_import = 1 ]; then
-    current=$(ctr -n k8s.io --address "$address" images ls "name==$ref" 2>/dev/null \
-      | awk -v r="$ref" '$1 == r {print $3}')
-    if [ "$current" = "$digest" ]; then
-      log "$ref: already in containerd"
-    else
-      ctr -n k8s.io --address "$address" images import "$archive" >/dev/null \
-        || die "ctr import of $archive failed"
-      log "$ref: imported into containerd (k8s.io)"
-      imported=$((imported + 1))
-    fi
+    rc=0; import_archive "$address" "$ref" "$archive" "$digest" || rc=$?
+    case $rc in
+      0) log "$ref: imported into containerd (k8s.io)"; imported=$((imported + 1)) ;;
+      1) log "$ref: already in containerd" ;;
+      *) die "ctr import of $archive failed" ;;
+    esac
   fi
 done
 log "${#stacks[@]} stack image(s) ready, $imported imported; sizes and build times in $summary"

@@ -42,7 +42,7 @@ func main() {
 func counted(s *stats, path int, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		h(w, r)
-		s.record(path, r.Header.Get(cellHeader), r.Header.Get(cellHeader) != "")
+		s.record(path, r.Header.Get(cellHeader))
 	}
 }
 

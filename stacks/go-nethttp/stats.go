@@ -36,10 +36,11 @@ type stats struct {
 
 func newStats() *stats { return &stats{} }
 
-func (s *stats) record(path int, tag string, tagged bool) {
+// record counts one served request on path; tag is the cell header's value ("" for none).
+func (s *stats) record(path int, tag string) {
 	s.total.Add(1)
 	s.paths[path].Add(1)
-	if tagged {
+	if tag != "" {
 		s.counter(tag).Add(1)
 	}
 }

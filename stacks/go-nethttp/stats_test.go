@@ -22,7 +22,7 @@ func TestStatsCountExactlyUnderConcurrency(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 1000; i++ {
-				s.record(pathHello, fmt.Sprintf("cell-%d", g%2), true)
+				s.record(pathHello, fmt.Sprintf("cell-%d", g%2))
 			}
 		}(g)
 	}
@@ -40,9 +40,9 @@ func TestStatsCountExactlyUnderConcurrency(t *testing.T) {
 func TestTagsOverflowPastTheCap(t *testing.T) {
 	s := newStats()
 	for i := 0; i < maxTags+10; i++ {
-		s.record(pathOther, fmt.Sprintf("t%d", i), true)
+		s.record(pathOther, fmt.Sprintf("t%d", i))
 	}
-	s.record(pathOther, string(make([]byte, maxTagLen+1)), true)
+	s.record(pathOther, string(make([]byte, maxTagLen+1)))
 	tags := s.snapshot()["tags"].(map[string]uint64)
 	if len(tags) != maxTags+1 || tags[overflowTag] != 11 {
 		t.Fatalf("%d tags, overflow %d", len(tags), tags[overflowTag])
