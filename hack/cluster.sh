@@ -360,6 +360,7 @@ setup_network() {
   ip addr show dev cni0 | grep -q "inet $GW_IP/24" || ip addr add "$GW_IP/24" dev cni0
   ip link set cni0 up
   touch "$K/net/cni0"
+  netns_dir_shared
   # service and cluster ranges go to the bridge, never to the default route
   ip route replace "$SVC_CIDR" dev cni0 src "$GW_IP"
   ip route replace "$CLUSTER_CIDR" dev cni0 src "$GW_IP"
@@ -680,6 +681,40 @@ umount_under() { # umount_under DIR: every mount at or below DIR, deepest first
   done
 }
 
+# Pod network namespaces are nsfs mounts on /run/netns/cni-*. `ip netns add` (the smoke test's
+# test host does one) bind-mounts /run/netns onto itself when it is not a mount point yet, and
+# that hides every pod netns mounted before it: they can only be unmounted once that bind mount
+# is gone. `up` makes the bind mount first (netns_dir_shared) so nothing is hidden; this also
+# cleans up after a cluster that ran before that was done.
+cleanup_pod_netns() {
+  local pass m n
+  for pass in 1 2 3; do
+    for m in $(awk '$5 ~ "^/run/netns/cni-" {print $5}' /proc/self/mountinfo | sort -u); do
+      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+    awk '$5 ~ "^/run/netns/cni-" {f = 1} END {exit !f}' /proc/self/mountinfo || break
+    mountpoint -q /run/netns || break
+    if awk '$5 ~ "^/run/netns/." && $5 !~ "^/run/netns/cni-" {f = 1} END {exit !f}' /proc/self/mountinfo; then
+      log "WARNING: pod netns are hidden under /run/netns, which holds other namespaces too: left as is"
+      break
+    fi
+    log "unmounting the /run/netns bind mount that hides $(awk '$5 ~ "^/run/netns/cni-"' /proc/self/mountinfo | wc -l) pod netns"
+    umount /run/netns 2>/dev/null || log "WARNING: could not unmount /run/netns"
+  done
+  for n in /run/netns/cni-*; do
+    [ -e "$n" ] || continue
+    rm -f "$n" 2>/dev/null || log "WARNING: could not remove $n (still mounted)"
+  done
+}
+
+# netns_dir_shared: /run/netns as a shared bind mount of itself, as `ip netns add` would make it,
+# before any pod netns is mounted in it (see cleanup_pod_netns).
+netns_dir_shared() {
+  mkdir -p /run/netns
+  if ! mountpoint -q /run/netns; then mount --bind /run/netns /run/netns; fi
+  mount --make-shared /run/netns
+}
+
 cmd_down() {
   need_root
   BIN=$(bindir || true)
@@ -720,11 +755,7 @@ cmd_down() {
   umount_under /var/lib/kubelet
   umount_under /run/containerd/io.containerd.grpc.v1.cri/sandboxes
   umount_under /run/containerd/io.containerd.runtime.v2.task/k8s.io
-  local n
-  for n in /run/netns/cni-*; do
-    [ -e "$n" ] || continue
-    umount "$n" 2>/dev/null || true; rm -f "$n"
-  done
+  cleanup_pod_netns
   [ -n "$BIN" ] && "$BIN/kube-proxy" --cleanup >>"$K/logs/kube-proxy.log" 2>&1 || true
   kube_iptables_cleanup
   cgroup_cleanup
