@@ -126,7 +126,67 @@ fn usl_entry(key: Key, results: &[&CellResult]) -> Capacity {
         Ok(f) => entry.fit = Some(f),
         Err(why) => entry.refused = Some(why),
     }
+    entry.saturation = saturation(&kept);
     entry
+}
+
+/// How much throughput may still grow past the knee for the levels to count as a plateau
+/// (35 %: on a busy node two measurements of one capacity differ by 20 % and more).
+pub const PLATEAU_GAIN: f64 = 0.35;
+
+/// Where a closed-model connections sweep stopped gaining throughput (see
+/// [`Capacity::saturation`]): per connection count the mean throughput and mean latency of its
+/// measurements. The knee is the lowest count past which no count's throughput is more than
+/// [`PLATEAU_GAIN`] above its own (falling counts included: a retrograde curve queues as well).
+/// Flagged when the last count is at least twice the knee's, the connections grew at least
+/// twice as much as the throughput, and mean latency grew at least half as fast as the
+/// connections (which a closed model without think time implies: N = X·R).
+pub fn saturation(results: &[&CellResult]) -> Option<String> {
+    let mut sums: BTreeMap<i32, (f64, f64, f64)> = BTreeMap::new();
+    for r in results {
+        let (Some(x), Some(l)) = (r.throughput, r.latency_ms.as_ref()) else {
+            continue;
+        };
+        let s = sums.entry(r.coordinates.connections).or_default();
+        *s = (s.0 + x, s.1 + l.mean, s.2 + 1.0);
+    }
+    let levels: Vec<(i32, f64, f64)> = sums
+        .into_iter()
+        .filter(|(n, (x, _, _))| *n > 0 && *x > 0.0)
+        .map(|(n, (x, l, k))| (n, x / k, l / k))
+        .collect();
+    let knee = (0..levels.len()).find(|&i| {
+        levels[i + 1..]
+            .iter()
+            .all(|l| l.1 <= (1.0 + PLATEAU_GAIN) * levels[i].1)
+    })?;
+    let plateau = &levels[knee..];
+    let (first, last) = (plateau.first()?, plateau.last()?);
+    let low = plateau.iter().map(|l| l.1).fold(f64::INFINITY, f64::min);
+    let high = plateau.iter().map(|l| l.1).fold(0.0, f64::max);
+    let more_connections = f64::from(last.0) / f64::from(first.0);
+    let more_throughput = high / first.1;
+    let more_latency = last.2 / first.2;
+    if more_connections < 2.0
+        || more_connections < 2.0 * more_throughput
+        || !more_latency.is_finite()
+        || more_latency < 0.5 * more_connections
+    {
+        return None;
+    }
+    Some(format!(
+        "from {} to {} connections throughput stayed at {:.0}-{:.0} req/s while mean latency grew from {} to {} ms (x{:.1} for x{:.1} connections): past {} connections requests only queue (Little's law N = X·R), so this configuration's capacity is about {:.0} req/s and more connections add only latency",
+        first.0,
+        last.0,
+        low,
+        high,
+        round(first.2, 3),
+        round(last.2, 3),
+        more_latency,
+        more_connections,
+        first.0,
+        high
+    ))
 }
 
 /// Fits the Universal Scalability Law to (connections, throughput) points, or says why not.

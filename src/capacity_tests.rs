@@ -226,3 +226,127 @@ fn a_rate_sweep_without_slos_or_with_none_met_says_why() {
         Some("no swept rate met the SLOs: sweep lower rates")
     );
 }
+
+fn with_latency(connections: i32, throughput: f64, mean_ms: f64) -> CellResult {
+    CellResult {
+        latency_ms: Some(benchrun_api::Latency {
+            mean: mean_ms,
+            ..Default::default()
+        }),
+        ..measured("a", connections, None, throughput)
+    }
+}
+
+#[test]
+fn flat_throughput_with_latency_growing_like_the_connections_is_saturation() {
+    // Little's law: X = N / R. At 1 000 req/s, 10 connections wait 10 ms, 150 wait 150 ms.
+    let cells = [
+        with_latency(10, 990.0, 10.1),
+        with_latency(50, 1010.0, 49.5),
+        with_latency(100, 1000.0, 100.0),
+        with_latency(150, 995.0, 150.8),
+    ];
+    let refs: Vec<&CellResult> = cells.iter().collect();
+    let s = saturation(&refs).expect("saturated");
+    assert!(
+        s.starts_with("from 10 to 150 connections throughput stayed at 990-1010 req/s while mean latency grew from 10.1 to 150.8 ms (x14.9 for x15.0 connections)"),
+        "{s}"
+    );
+    // The entry of a run carries it even though 4 points are too few for the fit.
+    let r = run(serde_json::json!({"connections": [10, 50, 100, 150]}), None);
+    let entries = capacity(&r, &cells);
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0].refused.is_some() && entries[0].saturation.is_some());
+}
+
+#[test]
+fn throughput_that_falls_past_the_knee_is_saturation_too() {
+    // Measured in seed 2 (Node reading CouchDB at 500m): the 100-connection cell dipped 23 %
+    // below the best one; latency still grew with the connections.
+    let cells = [
+        with_latency(10, 510.0, 19.6),
+        with_latency(50, 564.0, 88.5),
+        with_latency(100, 432.0, 230.4),
+        with_latency(150, 460.0, 324.4),
+    ];
+    let refs: Vec<&CellResult> = cells.iter().collect();
+    let s = saturation(&refs).expect("saturated");
+    assert!(
+        s.starts_with("from 10 to 150 connections throughput stayed at 432-564 req/s while mean latency grew from 19.6 to 324.4 ms (x16.6 for x15.0 connections)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_noisy_plateau_that_ends_high_is_saturation_too() {
+    // Measured in a second run of seed 2: Node's last count came out 32 % above its first
+    // while the connections grew 15 times and latency 11 times.
+    let cells = [
+        with_latency(10, 424.0, 23.6),
+        with_latency(50, 369.0, 135.3),
+        with_latency(100, 419.0, 237.3),
+        with_latency(150, 561.0, 266.2),
+    ];
+    let refs: Vec<&CellResult> = cells.iter().collect();
+    let s = saturation(&refs).expect("saturated");
+    assert!(
+        s.starts_with("from 10 to 150 connections throughput stayed at 369-561 req/s"),
+        "{s}"
+    );
+    assert!(s.contains("capacity is about 561 req/s"), "{s}");
+}
+
+#[test]
+fn the_knee_is_where_throughput_reaches_the_plateau() {
+    // Scales to 50 connections, then queues.
+    let cells = [
+        with_latency(10, 300.0, 33.0),
+        with_latency(50, 1000.0, 50.0),
+        with_latency(200, 1020.0, 196.0),
+    ];
+    let refs: Vec<&CellResult> = cells.iter().collect();
+    let s = saturation(&refs).expect("saturated past 50");
+    assert!(s.starts_with("from 50 to 200 connections"), "{s}");
+    assert!(s.contains("past 50 connections"), "{s}");
+}
+
+#[test]
+fn scaling_throughput_or_latency_that_does_not_grow_is_no_saturation() {
+    let none = |cells: &[CellResult]| saturation(&cells.iter().collect::<Vec<_>>());
+    // Throughput still grows with the connections.
+    assert_eq!(
+        none(&[
+            with_latency(10, 500.0, 20.0),
+            with_latency(100, 4000.0, 25.0)
+        ]),
+        None
+    );
+    // Flat throughput, but latency did not grow with the connections (e.g. the load was
+    // paced): not what Little's law says about a saturated server.
+    assert_eq!(
+        none(&[
+            with_latency(10, 1000.0, 10.0),
+            with_latency(100, 1000.0, 12.0)
+        ]),
+        None
+    );
+    // Doubling the connections brought 30 % more: not yet a plateau by Little's law.
+    assert_eq!(
+        none(&[
+            with_latency(10, 1000.0, 10.0),
+            with_latency(20, 1300.0, 15.4)
+        ]),
+        None
+    );
+    // Too small a step in connections to tell.
+    assert_eq!(
+        none(&[
+            with_latency(10, 1000.0, 10.0),
+            with_latency(15, 1000.0, 15.0)
+        ]),
+        None
+    );
+    // Nothing to judge.
+    assert_eq!(none(&[with_latency(10, 1000.0, 10.0)]), None);
+    assert_eq!(none(&[]), None);
+}

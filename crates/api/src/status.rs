@@ -574,6 +574,16 @@ pub struct Capacity {
     /// Why there are no figures, e.g. too few measurements, or no SLOs to judge rates against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// Closed model: where more connections stopped bringing more throughput, from as few as
+    /// two connection counts (the fit needs more). The knee is the lowest count past which no
+    /// count's throughput is more than 35 % above its own; set when the largest count swept is
+    /// at least twice the knee's, the connections grew at least twice as much as the
+    /// throughput, and mean latency grew at least half as fast as the connections: by Little's
+    /// law (N = X·R) the added connections only queued. It names the counts, the throughputs and the latencies, e.g.
+    /// `from 10 to 150 connections throughput stayed at 1210-1260 req/s while mean latency
+    /// grew from 8.1 to 121 ms (x15): ...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation: Option<String>,
 }
 
 /// Coefficients of a Universal Scalability Law fit and what follows from them.

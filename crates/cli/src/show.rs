@@ -232,8 +232,13 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
                 .map(|e| format!(", left out: {e}"))
                 .unwrap_or_default();
             let plural = if c.points == 1 { "" } else { "s" };
+            let saturated = c
+                .saturation
+                .as_ref()
+                .map(|s| format!("; saturated: {s}"))
+                .unwrap_or_default();
             format!(
-                "{head}: {} over {} measurement{plural}{left_out} — {figures}",
+                "{head}: {} over {} measurement{plural}{left_out} — {figures}{saturated}",
                 c.model, c.points
             )
         })
