@@ -353,13 +353,9 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
                     .map(|(r, c)| (r - c.as_millisecond()).max(0));
                 t.ready_ms = t.ready_ms.max(took);
             }
-            if c.type_ == "PodScheduled" && c.status == "False" {
-                t.problem = Some(format!(
-                    "{}: {}",
-                    c.reason.unwrap_or_default(),
-                    c.message.unwrap_or_default()
-                ));
-            }
+        }
+        if let Some(why) = unscheduled(p) {
+            t.problem = Some(why);
         }
         for cs in ps
             .container_statuses
@@ -565,6 +561,7 @@ async fn job_failure(
             .clone()?;
         (t.exit_code != 0).then_some((p, t))
     });
+    let never_scheduled = || pods.iter().find_map(|p| Some((p, unscheduled(p)?)));
     if let Some((p, t)) = exited {
         let params = LogParams {
             container: Some(container.into()),
@@ -579,8 +576,30 @@ async fn job_failure(
             t.reason.unwrap_or_default(),
             log.trim()
         ));
+    } else if let Some((p, why)) = never_scheduled() {
+        // E.g. the load pods' CPU did not fit beside the target and its services.
+        reason.push_str(&format!(
+            "; pod {} was never scheduled: {why}",
+            p.name_any()
+        ));
     }
     reason
+}
+
+/// Why the scheduler has not placed a pod (its `PodScheduled=False` condition), if it has not.
+fn unscheduled(p: &Pod) -> Option<String> {
+    let c = p
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+    Some(format!(
+        "{}: {}",
+        c.reason.clone().unwrap_or_default(),
+        c.message.clone().unwrap_or_default()
+    ))
 }
 
 /// What to change when the kubelet refuses a container for `runAsNonRoot` (the image's user is
@@ -794,6 +813,30 @@ mod tests {
         assert_eq!(by_digest, Some(4_200_000));
         assert_eq!(image_size(&images, &["nginx:1.27"]), Some(70_000_000));
         assert_eq!(image_size(&images, &["redis:7", ""]), None);
+    }
+
+    #[test]
+    fn a_pod_the_scheduler_could_not_place_says_why() {
+        let pending: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "run-c8-r0-0"},
+            "status": {"phase": "Pending", "conditions": [{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/1 nodes are available: 1 Insufficient cpu."
+            }]}
+        }))
+        .unwrap();
+        assert_eq!(
+            unscheduled(&pending).as_deref(),
+            Some("Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.")
+        );
+        let placed: Pod = serde_json::from_value(serde_json::json!({
+            "status": {"phase": "Running", "conditions": [
+                {"type": "PodScheduled", "status": "True"}
+            ]}
+        }))
+        .unwrap();
+        assert_eq!(unscheduled(&placed), None);
+        assert_eq!(unscheduled(&Pod::default()), None);
     }
 
     #[test]

@@ -377,7 +377,7 @@ impl Planner<'_> {
             Collection::Answered(Ok((u, extra))) => (Some(u), extra.clone()),
             _ => (None, Default::default()),
         };
-        let pods = self.pod_facts(&load);
+        let pods = self.pod_facts(cell, &load);
         let c = &self.run.cells[cell];
         let detail = names::detail_name(&self.obs.run_name, cell, repeat);
         let mut result = results::measured_result(
@@ -417,8 +417,24 @@ impl Planner<'_> {
         self.record(vec![result]);
     }
 
-    pub(super) fn pod_facts(&self, load: &LoadResult) -> PodFacts {
+    pub(super) fn pod_facts(&self, cell: usize, load: &LoadResult) -> PodFacts {
         let target = self.obs.target.clone().unwrap_or_default();
+        // Time to ready is the configuration's start-up: taken at its first measurement. Read
+        // again later it would count a pod that the load made fail its readiness probe and
+        // that became Ready again (the condition keeps only its last transition).
+        let config = |i: usize| {
+            let c = &self.run.cells[i];
+            names::config_hash(&self.run.spec.targets[c.target].name, c)
+        };
+        let this = config(cell);
+        let first_ready_ms = self
+            .status
+            .results
+            .iter()
+            .filter(|r| r.cell >= 0 && (r.cell as usize) < self.run.cells.len())
+            .filter(|r| config(r.cell as usize) == this)
+            .find_map(|r| r.target_ready_seconds)
+            .map(|s| (s * 1000.0).round() as i64);
         let warmup_ms = match self.run.warmup {
             Warmup::Duration(d) => d.as_millis() as i64,
             _ => 0,
@@ -438,7 +454,7 @@ impl Planner<'_> {
             ),
             target_nodes: target.nodes,
             load_nodes: self.obs.load_nodes.clone(),
-            target_ready_ms: target.ready_ms,
+            target_ready_ms: first_ready_ms.or(target.ready_ms),
             target_image_bytes: target.image_bytes,
         }
     }

@@ -1179,3 +1179,37 @@ fn prometheus_part(u: &TargetUsage) -> TargetUsage {
         ..u.clone()
     }
 }
+
+#[test]
+fn time_to_ready_is_the_configurations_first_reading() {
+    let run = validated(SPEC);
+    // The pod failed its readiness probe under load and became Ready again: its condition now
+    // says 85 s after creation; the configuration's first measurement read 4 s.
+    let o = Observed {
+        detail: Some(load_result(3000)),
+        usage: Some(Ok((TargetUsage::default(), Default::default())).into()),
+        target: Some(TargetObserved {
+            ready_ms: Some(85_000),
+            ..ready_target()
+        }),
+        ..obs()
+    };
+    let first = CellResult {
+        cell: 0,
+        repeat: 0,
+        outcome: "Measured".into(),
+        target_ready_seconds: Some(4.0),
+        ..CellResult::default()
+    };
+    let ready_of = |cell: i32| {
+        let mut status = running(cell, 0, stage::COLLECTING, 14_000);
+        status.results = vec![first.clone()];
+        let d = plan(&run, &status, &o, at(24_000));
+        let r = d.status.results.iter().find(|r| r.cell == cell).unwrap();
+        r.target_ready_seconds
+    };
+    // Cell 1 is cell 0's configuration (250m) at another connection count.
+    assert_eq!(ready_of(1), Some(4.0));
+    // Cell 2 is a new configuration (500m): its own reading.
+    assert_eq!(ready_of(2), Some(85.0));
+}
