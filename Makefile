@@ -13,10 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e namespaced demo-repeat test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e seeds namespaced demo-repeat test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make namespaced | make demo-repeat"
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make seeds | make namespaced | make demo-repeat"
 
 all: build
 
@@ -86,6 +86,13 @@ smoke: cluster
 e2e: install stacks
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
+
+## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
+## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs each of them reduced).
+## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster).
+seeds: install stacks
+	eval "$$(hack/cluster.sh env)"
+	hack/seeds.sh $${SEEDS_ARGS:-} $${SEEDS:-}
 
 ## namespaced: the namespaced install (deploy/namespaced) in a restricted namespace (~3 min; not in `test`)
 namespaced: install

@@ -12,6 +12,8 @@
 
 #[path = "e2e/browser.rs"]
 mod browser;
+#[path = "e2e/seeds.rs"]
+mod seeds;
 #[path = "e2e/support.rs"]
 mod support;
 

@@ -32,8 +32,11 @@ fn committed_api_reference_matches_generated() {
 }
 
 fn examples() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
-        .expect("examples/ exists")
+    let mut files: Vec<PathBuf> = ["examples", "examples/seeds"]
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(repo().join(dir)).expect("examples/ and examples/seeds/ exist")
+        })
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();

@@ -245,10 +245,13 @@ fn repo() -> PathBuf {
     PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test")).join("../..")
 }
 
-/// The specs of `examples/*.yaml`, the starting points of the mutations.
+/// The specs of `examples/*.yaml` and `examples/seeds/*.yaml`, the starting points of the mutations.
 pub fn examples() -> Vec<BenchmarkRunSpec> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
-        .expect("examples/ exists")
+    let mut files: Vec<PathBuf> = ["examples", "examples/seeds"]
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(repo().join(dir)).expect("examples/ and examples/seeds/ exist")
+        })
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
