@@ -88,7 +88,7 @@ e2e: install stacks
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
-## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs each of them reduced).
+## other, results in out/seeds/ (~30 min; not in `test`, whose e2e runs each of them reduced).
 ## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster).
 seeds: install stacks
 	eval "$$(hack/cluster.sh env)"
