@@ -46,8 +46,9 @@ unit: build
 cluster:
 	hack/cluster.sh up
 
-## images: build and import the operator, load generator and demo target images
-images: build
+## images: build and import the operator, load generator and demo target images (into the
+## local cluster's containerd, which `cluster` brings up first on a machine without one)
+images: build cluster
 	if [ -n "$${KUBECONFIG:-}" ] && [ ! -S /run/containerd/containerd.sock ]; then
 	  echo "images: KUBECONFIG points at an existing cluster; building archives only (push them to your registry)"
 	  hack/images.sh --no-build --no-import
