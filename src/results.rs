@@ -122,6 +122,7 @@ pub fn measured_result(
         reason: None,
         requests: Some(int(load.requests)),
         warmup_requests: Some(int(load.warmup_requests)),
+        warmup_failed: Some(int(load.warmup_failed)),
         errors: Some(ErrorCounts {
             connect_refused: int(e.connect_refused),
             connect_timeout: int(e.connect_timeout),

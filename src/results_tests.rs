@@ -68,6 +68,7 @@ pub(crate) fn load() -> LoadResult {
         bytes: 1_200_000,
         throughput: 1000.0,
         warmup_requests: 2_500,
+        warmup_failed: 3,
         latency: stats(12_345.678_9, 10_100, 41_200, 90_500),
         latency_uncorrected: None,
         connect: stats(250.0, 240, 400, 900),

@@ -425,9 +425,10 @@ pub fn assert_counts_match(
         anyhow::bail!("cell {} has no request counts", r.cell);
     };
     anyhow::ensure!(requests > 0, "cell {} measured no request", r.cell);
+    // Failed requests, measured or warm-up, may never have reached the target.
     let lost = r.errors.as_ref().map_or(0, |e| {
         e.connect_refused + e.connect_timeout + e.timeout + e.read
-    });
+    }) + r.warmup_failed.unwrap_or(0);
     let tag = format!("{run}/{}/{}", r.cell, r.repeat);
     let seen = counts.get(&tag).copied().unwrap_or(0);
     let want = requests + warmup;

@@ -399,6 +399,10 @@ pub struct CellResult {
     /// Requests sent during the warm-up (not part of any figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_requests: Option<i64>,
+    /// Of the warm-up requests, those that ended without a complete response (refused, reset,
+    /// timed out): like failed measured requests, they may never have reached the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_failed: Option<i64>,
     /// Errors by class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorCounts>,

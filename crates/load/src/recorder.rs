@@ -97,6 +97,9 @@ pub(crate) struct Recorder {
     pub requests: u64,
     pub bytes: u64,
     pub sent: u64,
+    /// Requests of an unrecorded phase (warm-up, ramp-up) that ended without a complete
+    /// response: they may never have reached the target.
+    pub unrecorded_failures: u64,
     pub lag_sum_us: u64,
     pub lag_max_us: u64,
     pub timeline: Vec<TimelineEntry>,
@@ -141,6 +144,7 @@ impl Recorder {
             requests: 0,
             bytes: 0,
             sent: 0,
+            unrecorded_failures: 0,
             lag_sum_us: 0,
             lag_max_us: 0,
             timeline: Vec::new(),
@@ -215,6 +219,7 @@ impl Recorder {
     #[inline]
     pub fn failure(&mut self, now: Instant, scenario: usize, f: Failure) {
         if !self.record {
+            self.unrecorded_failures += 1;
             return;
         }
         self.tally(scenario).failure(f);

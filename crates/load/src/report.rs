@@ -53,8 +53,8 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
     if r.warmup_requests > 0 {
         writeln!(
             w,
-            "Warm-up requests:       {} (not counted)",
-            r.warmup_requests
+            "Warm-up requests:       {} (not counted; {} failed)",
+            r.warmup_requests, r.warmup_failed
         )?;
     }
     writeln!(w, "Total transferred:      {} bytes", r.bytes)?;

@@ -20,6 +20,7 @@
 //!   "bytes": <bytes received, headers + body>,
 //!   "throughput": <requests / duration, req/s>,
 //!   "warmup_requests": <requests sent during warm-up, not in any other figure>,
+//!   "warmup_failed": <of those, requests that ended without a complete response>,
 //!   "latency": { "count", "mean_us", "stdev_us", "min_us", "p50_us", "p75_us",
 //!                "p90_us", "p99_us", "p999_us", "p9999_us", "max_us" },
 //!   "latency_uncorrected": null | <same shape>,              // open model: service time
@@ -103,6 +104,11 @@ pub struct LoadResult {
     pub throughput: f64,
     /// Requests sent during warm-up; these appear in no other figure.
     pub warmup_requests: u64,
+    /// Of the warm-up requests, those that ended without a complete response (refused, reset,
+    /// timed out): they may never have reached the target. Absent (0) in results of older
+    /// generators.
+    #[serde(default)]
+    pub warmup_failed: u64,
     /// Response latency (open model: from the intended send time).
     pub latency: LatencyStats,
     /// Open model only: latency from the actual send time (service time).
@@ -386,6 +392,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.errors.add(&r.errors);
         out.bytes += r.bytes;
         out.warmup_requests += r.warmup_requests;
+        out.warmup_failed += r.warmup_failed;
         user += r.cpu.user_us;
         system += r.cpu.system_us;
         hist::add(&mut latency, &hist::decode(&r.histograms.latency)?)?;

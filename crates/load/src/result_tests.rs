@@ -34,6 +34,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         bytes: 100 * n,
         throughput: 0.0,
         warmup_requests: 7,
+        warmup_failed: 2,
         latency: LatencyStats::from_histogram(&h),
         latency_uncorrected: None,
         connect: LatencyStats::from_histogram(&c),
@@ -76,6 +77,7 @@ fn merged_percentiles_equal_those_of_one_histogram_of_all_samples() {
     assert_eq!(merged.errors.status_codes.get(&500), Some(&2));
     assert_eq!(merged.bytes, 800_000);
     assert_eq!(merged.warmup_requests, 14);
+    assert_eq!(merged.warmup_failed, 4);
     assert_eq!(
         (merged.window_start_ms, merged.window_end_ms),
         (10_000, 25_000)

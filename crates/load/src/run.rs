@@ -18,7 +18,14 @@ use crate::scenario::{self, Scenario};
 use crate::worker::{Phase, Request, Worker, WorkerSettings};
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
-type WorkerOutput = std::io::Result<(Recorder, u64)>;
+type WorkerOutput = std::io::Result<(Recorder, Warm)>;
+
+/// A worker's warm-up (and ramp-up): requests sent, and those that ended without a response.
+#[derive(Clone, Copy, Default)]
+struct Warm {
+    sent: u64,
+    failed: u64,
+}
 
 /// Runs the configured load and returns its result. Blocks until the load is over (or a
 /// stop was requested with [`crate::signal::request_stop`] / SIGINT in the binary).
@@ -108,7 +115,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             .name(format!("load-{t}"))
             .spawn(move || -> WorkerOutput {
                 let mut worker = Worker::new(settings);
-                let mut warm_sent = 0;
+                let mut warm = Warm::default();
                 // Ramp-up: the connections join one by one until all run; not recorded, its
                 // requests count with the warm-up's.
                 if let (Ok(w), Some(r)) = (&mut worker, ramp) {
@@ -121,7 +128,8 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                     };
                     let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
                     w.run_phase(&phase, &mut rec);
-                    warm_sent += rec.sent;
+                    warm.sent += rec.sent;
+                    warm.failed += rec.unrecorded_failures;
                 }
                 let warm_start = warm_start + ramp.unwrap_or_default();
                 if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
@@ -138,7 +146,8 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                     };
                     let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
                     w.run_phase(&phase, &mut rec);
-                    warm_sent += rec.sent;
+                    warm.sent += rec.sent;
+                    warm.failed += rec.unrecorded_failures;
                 }
                 barrier.wait(); // warm-up over everywhere
                 barrier.wait(); // the measured window has started
@@ -159,7 +168,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
                     },
                     &mut rec,
                 );
-                Ok((rec, warm_sent))
+                Ok((rec, warm))
             })
             .map_err(|source| Error::Io {
                 what: "spawn a load thread",
@@ -230,7 +239,7 @@ fn build_result(
     config: &Config,
     scenarios: &[Scenario],
     threads: usize,
-    outputs: Vec<(Recorder, u64)>,
+    outputs: Vec<(Recorder, Warm)>,
     window: (u64, u64),
     elapsed: Duration,
     cpu: (u64, u64),
@@ -238,10 +247,10 @@ fn build_result(
     let open = config.rate.is_some();
     let mut uncorrected = hist::new_latency();
     let mut connect = hist::new_latency();
-    let (mut requests, mut bytes, mut warmup) = (0, 0, 0);
+    let (mut requests, mut bytes, mut warmup, mut warmup_failed) = (0, 0, 0, 0);
     let (mut lag_sum, mut lag_max, mut sent) = (0u64, 0u64, 0u64);
     let mut total = Tally::new();
-    for (rec, warm_sent) in &outputs {
+    for (rec, warm) in &outputs {
         total.add(&rec.total);
         hist::add(&mut connect, &rec.connect)?;
         if let Some(u) = &rec.uncorrected {
@@ -249,7 +258,8 @@ fn build_result(
         }
         requests += rec.requests;
         bytes += rec.bytes;
-        warmup += warm_sent;
+        warmup += warm.sent;
+        warmup_failed += warm.failed;
         lag_sum += rec.lag_sum_us;
         lag_max = lag_max.max(rec.lag_max_us);
         sent += rec.sent;
@@ -283,6 +293,7 @@ fn build_result(
             0.0
         },
         warmup_requests: warmup,
+        warmup_failed,
         latency: LatencyStats::from_histogram(latency),
         latency_uncorrected: open.then(|| LatencyStats::from_histogram(&uncorrected)),
         connect: LatencyStats::from_histogram(&connect),
@@ -326,7 +337,7 @@ fn joined_methods(scenarios: &[Scenario]) -> String {
 /// by scenario like the results of several load pods.
 fn scenario_results(
     scenarios: &[Scenario],
-    outputs: &[(Recorder, u64)],
+    outputs: &[(Recorder, Warm)],
 ) -> Result<Vec<ScenarioResult>> {
     let per_thread: Vec<ScenarioResult> = outputs
         .iter()

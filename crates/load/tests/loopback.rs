@@ -140,6 +140,7 @@ fn warmup_requests_are_sent_but_not_recorded() {
     let r = run(&c).unwrap();
     assert_eq!(r.requests, 200);
     assert_eq!(r.warmup_requests, 50);
+    assert_eq!(r.warmup_failed, 0);
     assert_eq!(server.requests(), 250);
 
     let mut c = server.config(2, Limit::Requests(10));
@@ -169,6 +170,18 @@ fn refused_connections_are_counted_as_connect_refused() {
     assert_eq!(r.errors.connect_refused, 5);
     assert_eq!(r.errors.total, 5);
     assert_eq!(r.successes, 0);
+}
+
+#[test]
+fn failed_warmup_requests_are_counted_apart_from_the_window() {
+    let mut c = Config::new(Target::parse(&format!("http://{}/", refused_addr())).unwrap());
+    c.connections = 2;
+    c.threads = 1;
+    c.warmup = Warmup::Requests(6);
+    c.limit = Limit::Requests(5);
+    let r = run(&c).unwrap();
+    assert_eq!((r.warmup_requests, r.warmup_failed), (6, 6));
+    assert_eq!((r.requests, r.errors.connect_refused), (5, 5));
 }
 
 #[test]

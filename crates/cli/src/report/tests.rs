@@ -35,6 +35,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         bytes: 0,
         throughput: 0.0,
         warmup_requests: 0,
+        warmup_failed: 0,
         latency: stats.clone(),
         latency_uncorrected: None,
         connect: stats,
