@@ -12,7 +12,8 @@
 #      through the real MongoDB driver) and /docs/{id} (the 4 KB document; 404 past the last id)
 #      where the stack implements them; then STACKS_TEST_REQUESTS requests (default 2000) with
 #      benchrun-load and an X-Benchrun-Cell tag, and /stats must count every request exactly,
-#      per path and per tag.
+#      per path and per tag. The container of STACKS_TEST_RESTART (default spring-mvc) is then
+#      killed with SIGKILL from the host and must count on from where it was once restarted.
 # Prints one ok/FAIL line per check, a table of ready times and memory after the load, and
 # "N passed, N failed" last; exits non-zero on failure. Everything runs in its own namespace,
 # deleted at exit. Traffic goes only to the local cluster's pods.
@@ -28,6 +29,9 @@ target_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/nu
 load=${BENCHRUN_LOAD:-$target_dir/release/benchrun-load}
 requests=${STACKS_TEST_REQUESTS:-2000}
 ready_timeout=${STACKS_TEST_READY_TIMEOUT:-300}
+# Stacks whose container is killed and restarted after the load, to check that /stats survives
+# (the JVM stacks share the counters, so one of them stands for all).
+restart_stacks=${STACKS_TEST_RESTART:-spring-mvc}
 NS=benchrun-stacks-$(date +%s)-$$
 passed=0 failed=0
 report=()
@@ -82,6 +86,16 @@ pod_ip() { k get pod "$1" -o jsonpath='{.status.podIP}'; }
 # wait_ready POD TIMEOUT — waits for the pod's Ready condition.
 wait_ready() {
   k wait --for=condition=Ready "pod/$1" --timeout="${2}s" >/dev/null 2>&1
+}
+# wait_restarted POD N TIMEOUT — waits until the pod's container has restarted N times and is
+# ready again.
+wait_restarted() {
+  local end=$(( $(date +%s) + $3 ))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    [ "$(k get pod "$1" -o jsonpath='{.status.containerStatuses[0].restartCount}/{.status.containerStatuses[0].ready}' 2>/dev/null)" = "$2/true" ] && return 0
+    sleep 1
+  done
+  return 1
 }
 # wait_done POD TIMEOUT — waits for the pod to succeed (0) or fail (1).
 wait_done() {
@@ -201,6 +215,18 @@ for name in "${http_stacks[@]}"; do
   [ "$(get "$base/stats")" = 200 ]; stats=$(body)
   got=$(jq -c --arg t "$tag" '{requests, paths, tag: .tags[$t]}' <<<"$stats")
   check "$name: /stats counts every request exactly ($got)" [ "$(jq -cS . <<<"$got")" = "$(jq -cS . <<<"$want")" ]
+  if [[ " $restart_stacks " == *" $name "* ]]; then
+    # Killed like the kernel's OOM killer would (SIGKILL from outside): the restarted container
+    # continues the counts of the killed one (kept in the pod's /dev/shm).
+    cid=$(k get pod "s-$name" -o jsonpath='{.status.containerStatuses[0].containerID}'); cid=${cid#containerd://}
+    ctr -n k8s.io tasks kill -s SIGKILL "$cid" >/dev/null 2>&1
+    if wait_restarted "s-$name" 1 "$ready_timeout" && [ "$(get "$base/stats")" = 200 ]; then
+      after=$(jq -c --arg t "$tag" '{requests, paths, tag: .tags[$t]}' < /tmp/stacks-body.$$)
+      check "$name: /stats counts survive a SIGKILL and restart of the container ($after)" [ "$(jq -cS . <<<"$after")" = "$(jq -cS . <<<"$got")" ]
+    else
+      fail "$name: not ready again within ${ready_timeout}s after a SIGKILL"
+    fi
+  fi
   report+=("$(printf '%-16s %-6s ready %4ss' "$name" "$(cut -f2 <<<"$line")" "$ready")")
 done
 if [[ " ${http_stacks[*]} " == *" express "* ]]; then

@@ -1,15 +1,29 @@
 package benchrun.common;
 
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The request counters behind {@code GET /stats} (see stacks/CONTRACT.md): a total, one counter
  * per endpoint (all five keys always present) and one per value of the {@code X-Benchrun-Cell}
- * request header. Exact under concurrency: every counter is a {@link LongAdder}.
+ * request header. Exact under concurrency: every counter is a 64-bit atomic add.
+ *
+ * <p>The counters live in a file mapped into memory, {@code /dev/shm/benchrun-stats} by default
+ * ({@code STATS_FILE}; empty for none). {@code /dev/shm} belongs to the pod, not to the container,
+ * so a container that is OOM-killed and restarted continues the counts of the one before: the
+ * requests it had counted when it was killed are not lost. Without a usable file the counters are
+ * kept in memory only.
  */
 public final class Stats {
     /** The request header the benchrun operator sets on every load request of a cell. */
@@ -19,73 +33,138 @@ public final class Stats {
     /** Longest tag kept as is; longer values count under {@link #OVERFLOW_TAG}. */
     public static final int MAX_TAG_LEN = 253;
     public static final String OVERFLOW_TAG = "_overflow";
+    /** Where the counters are kept unless {@code STATS_FILE} says otherwise. */
+    public static final String DEFAULT_FILE = "/dev/shm/benchrun-stats";
 
     public static final int HELLO = 0, COMPUTE = 1, ITEMS = 2, DOCS = 3, OTHER = 4;
     private static final String[] KEYS = {"/hello", "/compute", "/items", "/docs", "other"};
 
-    private final LongAdder total = new LongAdder();
-    private final LongAdder[] paths = new LongAdder[KEYS.length];
-    private final ConcurrentHashMap<String, LongAdder> tags = new ConcurrentHashMap<>();
-    private final AtomicInteger distinctTags = new AtomicInteger();
-    private final LongAdder overflow = new LongAdder();
+    // Layout (native byte order): magic, total, the five paths, overflow, tag count (longs),
+    // then MAX_TAGS slots of [count (long), UTF-8 length (long), tag bytes].
+    private static final long MAGIC = 0x62656e6368737431L; // "benchst1"
+    private static final int TOTAL = 8, PATHS = 16, OVERFLOW = PATHS + 8 * 5, TAG_COUNT = OVERFLOW + 8;
+    private static final int HEADER = TAG_COUNT + 8;
+    /** A slot: the counter, the tag's length, and up to 4 bytes per character of the tag. */
+    private static final int SLOT = 16 + ((4 * MAX_TAG_LEN + 7) / 8) * 8;
+    private static final int SIZE = HEADER + MAX_TAGS * SLOT;
+    private static final VarHandle LONG =
+            MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
+    private final ByteBuffer buf;
+    /** Tag to the offset of its slot's counter. */
+    private final ConcurrentHashMap<String, Integer> tags = new ConcurrentHashMap<>();
+    /** Where the counters are kept, or null when in memory only. */
+    private final Path file;
+
+    /** Counters in the file {@code STATS_FILE} names (default {@link #DEFAULT_FILE}). */
     public Stats() {
-        for (int i = 0; i < paths.length; i++) {
-            paths[i] = new LongAdder();
+        this(fileFromEnv());
+    }
+
+    /** Counters in {@code file} (continuing what it holds), or in memory only when null. */
+    public Stats(Path file) {
+        ByteBuffer mapped = null;
+        if (file != null) {
+            try {
+                mapped = map(file);
+            } catch (IOException | RuntimeException e) {
+                System.err.println("stats: counting in memory only, " + file + " is unusable: " + e);
+            }
         }
+        this.file = mapped == null ? null : file;
+        buf = mapped != null ? mapped : ByteBuffer.allocateDirect(SIZE).order(ByteOrder.nativeOrder());
+        if ((long) LONG.getVolatile(buf, 0) != MAGIC) {
+            for (int i = 0; i < SIZE; i += 8) {
+                LONG.set(buf, i, 0L);
+            }
+            LONG.setVolatile(buf, 0, MAGIC);
+        }
+        long held = Math.min((long) LONG.getVolatile(buf, TAG_COUNT), MAX_TAGS);
+        for (int i = 0; i < held; i++) {
+            int slot = HEADER + i * SLOT;
+            tags.put(readTag(slot), slot);
+        }
+    }
+
+    private static Path fileFromEnv() {
+        String f = System.getenv().getOrDefault("STATS_FILE", DEFAULT_FILE);
+        return f.isEmpty() ? null : Path.of(f);
+    }
+
+    private static ByteBuffer map(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE)) {
+            return ch.map(FileChannel.MapMode.READ_WRITE, 0, SIZE).order(ByteOrder.nativeOrder());
+        }
+    }
+
+    /** The file the counters are kept in, or null when they are in memory only. */
+    public Path file() {
+        return file;
     }
 
     /** Counts one served request of endpoint {@code path} (HELLO..OTHER) with tag {@code tag} (may be null). */
     public void record(int path, String tag) {
-        total.increment();
-        paths[path].increment();
+        LONG.getAndAdd(buf, TOTAL, 1L);
+        LONG.getAndAdd(buf, PATHS + 8 * path, 1L);
         if (tag != null) {
-            tagCounter(tag).increment();
+            LONG.getAndAdd(buf, tagCounter(tag), 1L);
         }
     }
 
-    private LongAdder tagCounter(String tag) {
+    private int tagCounter(String tag) {
         if (tag.length() > MAX_TAG_LEN || OVERFLOW_TAG.equals(tag)) {
-            return overflow;
+            return OVERFLOW;
         }
-        LongAdder counter = tags.get(tag);
-        if (counter == null) {
-            // The mapping function runs at most once per new key, so a slot is reserved exactly
-            // once per distinct tag held; when none is left the key stays absent.
-            counter = tags.computeIfAbsent(tag, k -> reserveTagSlot() ? new LongAdder() : null);
-            if (counter == null) {
-                return overflow;
-            }
-        }
-        return counter;
+        Integer slot = tags.get(tag);
+        return slot != null ? slot : newTag(tag);
     }
 
-    private boolean reserveTagSlot() {
-        while (true) {
-            int held = distinctTags.get();
-            if (held >= MAX_TAGS) {
-                return false;
-            }
-            if (distinctTags.compareAndSet(held, held + 1)) {
-                return true;
-            }
+    /** A slot for a tag not seen yet; one writer at a time, readers see it once it is whole. */
+    private synchronized int newTag(String tag) {
+        Integer slot = tags.get(tag);
+        if (slot != null) {
+            return slot;
         }
+        long held = (long) LONG.getVolatile(buf, TAG_COUNT);
+        if (held >= MAX_TAGS) {
+            return OVERFLOW;
+        }
+        int at = HEADER + (int) held * SLOT;
+        byte[] bytes = tag.getBytes(StandardCharsets.UTF_8);
+        LONG.set(buf, at, 0L);
+        LONG.set(buf, at + 8, (long) bytes.length);
+        buf.put(at + 16, bytes);
+        LONG.setVolatile(buf, TAG_COUNT, held + 1);
+        tags.put(tag, at);
+        return at;
+    }
+
+    private String readTag(int slot) {
+        int len = (int) Math.min(Math.max((long) LONG.get(buf, slot + 8), 0), SLOT - 16);
+        byte[] bytes = new byte[len];
+        buf.get(slot + 16, bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private long read(int offset) {
+        return (long) LONG.getVolatile(buf, offset);
     }
 
     /** The {@code /stats} document as ordered maps, ready for a JSON serializer. */
     public Map<String, Object> snapshot() {
         Map<String, Long> pathCounts = new LinkedHashMap<>();
         for (int i = 0; i < KEYS.length; i++) {
-            pathCounts.put(KEYS[i], paths[i].sum());
+            pathCounts.put(KEYS[i], read(PATHS + 8 * i));
         }
         Map<String, Long> tagCounts = new LinkedHashMap<>();
-        tags.forEach((tag, n) -> tagCounts.put(tag, n.sum()));
-        long overflowed = overflow.sum();
+        tags.forEach((tag, slot) -> tagCounts.put(tag, read(slot)));
+        long overflowed = read(OVERFLOW);
         if (overflowed > 0) {
             tagCounts.put(OVERFLOW_TAG, overflowed);
         }
         Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("requests", total.sum());
+        doc.put("requests", read(TOTAL));
         doc.put("paths", pathCounts);
         doc.put("tags", tagCounts);
         return doc;
@@ -94,20 +173,45 @@ public final class Stats {
     /** The {@code /stats} document: {"requests":N,"paths":{...},"tags":{...}}. */
     public String toJson() {
         StringBuilder out = new StringBuilder(256 + 32 * tags.size());
-        out.append("{\"requests\":").append(total.sum()).append(",\"paths\":{");
+        out.append("{\"requests\":").append(read(TOTAL)).append(",\"paths\":{");
         for (int i = 0; i < KEYS.length; i++) {
-            out.append(i == 0 ? "\"" : ",\"").append(KEYS[i]).append("\":").append(paths[i].sum());
+            out.append(i == 0 ? "\"" : ",\"").append(KEYS[i]).append("\":").append(read(PATHS + 8 * i));
         }
         out.append("},\"tags\":{");
         boolean first = true;
         for (var e : tags.entrySet()) {
-            out.append(first ? "\"" : ",\"").append(Json.escape(e.getKey())).append("\":").append(e.getValue().sum());
+            out.append(first ? "\"" : ",\"").append(Json.escape(e.getKey())).append("\":").append(read(e.getValue()));
             first = false;
         }
-        long overflowed = overflow.sum();
+        long overflowed = read(OVERFLOW);
         if (overflowed > 0) {
             out.append(first ? "\"" : ",\"").append(OVERFLOW_TAG).append("\":").append(overflowed);
         }
         return out.append("}}").toString();
+    }
+
+    /**
+     * Self-check, run by hack/stacks.sh's unit step with {@code java Stats.java}-style launchers
+     * or by hand: counts survive a second instance on the same file, tags included.
+     */
+    public static void main(String[] args) throws IOException {
+        Path f = Files.createTempFile("benchrun-stats", ".bin");
+        try {
+            Stats a = new Stats(f);
+            a.record(HELLO, "run/0/0");
+            a.record(HELLO, "run/0/0");
+            a.record(DOCS, "run/1/0");
+            a.record(OTHER, null);
+            Stats b = new Stats(f); // a restarted container
+            b.record(HELLO, "run/0/0");
+            String want = "{\"requests\":5,\"paths\":{\"/hello\":3,\"/compute\":0,\"/items\":0,\"/docs\":1,\"other\":1},\"tags\":{";
+            String got = b.toJson();
+            if (!got.startsWith(want) || !got.contains("\"run/0/0\":3") || !got.contains("\"run/1/0\":1")) {
+                throw new AssertionError("stats self-check: " + got);
+            }
+            System.out.println("stats self-check ok: " + got);
+        } finally {
+            Files.deleteIfExists(f);
+        }
     }
 }
