@@ -1,7 +1,7 @@
-//! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap and, once
-//! the window is scraped, Prometheus and the `spec.baseline` run's matching cell — for the
-//! focus measurement and for the deferred collections the planner says are due
-//! ([`plan::collections_due`]). Produces [`Observed`] for the planner.
+//! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap, the
+//! `spec.baseline` run's matching cell once the focus load has ended, and Prometheus for the
+//! measured windows the status says are due ([`plan::collections_due`]). Produces
+//! [`Observed`] for the planner.
 
 use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, Coordinates, ValidatedRun};
 use benchrun_load::LoadResult;
@@ -122,9 +122,8 @@ pub async fn observe(
         o.services = services_state(ctx, owner, v, backing).await?;
     }
     o.metrics_retry_for = ctx.config.metrics_retry_for;
-    for (cell_i, repeat) in plan::collections_due(status, now) {
-        o.pending
-            .push(pending(ctx, v, owner, cell_i, repeat).await?);
+    for due in plan::collections_due(status, now) {
+        o.pending.push(pending(ctx, v, owner, &due).await?);
     }
     let Some((cell_i, repeat)) = plan::focus(v, status) else {
         return Ok(o);
@@ -151,6 +150,7 @@ pub async fn observe(
     let job_name = names::job_name(&owner.name, cell_i, repeat);
     o.detail = detail(ctx, owner, cell_i, repeat).await?;
     if let Some(job) = jobs.iter().find(|j| j.name_any() == job_name) {
+        o.job_created = job.metadata.creation_timestamp.as_ref().map(|t| t.0);
         o.restarts_baseline = job
             .annotations()
             .get(names::RESTARTS_BASELINE)
@@ -178,32 +178,36 @@ pub async fn observe(
         o.load_nodes.dedup();
         o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
     }
-    let collecting = status
-        .current
-        .as_ref()
-        .is_some_and(|c| c.stage == stage::COLLECTING);
-    if let (true, Some(load)) = (collecting, &o.detail) {
-        if now.as_millisecond() >= plan::scrape_ready_at(load) {
-            let created = jobs
-                .iter()
-                .find(|j| j.name_any() == job_name)
-                .and_then(|j| j.metadata.creation_timestamp.clone())
-                .map(|t| t.0);
-            let w = Window {
-                target_name: &target_name,
-                job_name: &job_name,
-                load,
-                job_created: created,
-            };
-            o.usage = Some(usage(ctx, v, owner, cell, &w).await);
-            if let Some(t) = o.target.as_mut() {
-                t.image_bytes = image_bytes(ctx, &target_pods).await;
-            }
-            if let Some(plan) = &v.baseline {
-                let coordinates = results::coordinates(v, cell);
-                o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
-            }
-        }
+    let stage = status.current.as_ref().map(|c| c.stage.as_str());
+    // What is recorded with the result when the load has ended: the image's size and the
+    // baseline run's figures.
+    let load_over = match stage {
+        Some(stage::LOADING) => matches!(o.job, JobObserved::Succeeded(_)),
+        Some(stage::COLLECTING) => o
+            .detail
+            .as_ref()
+            .is_some_and(|load| now.as_millisecond() >= plan::scrape_ready_at(load)),
+        _ => false,
+    };
+    if !load_over {
+        return Ok(o);
+    }
+    if let Some(t) = o.target.as_mut() {
+        t.image_bytes = image_bytes(ctx, &target_pods).await;
+    }
+    if let Some(plan) = &v.baseline {
+        let coordinates = results::coordinates(v, cell);
+        o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
+    }
+    // A run an older operator left collecting: read its window here, as it did.
+    if let (Some(stage::COLLECTING), Some(load)) = (stage, &o.detail) {
+        let w = Window {
+            target_name: &target_name,
+            job_name: &job_name,
+            load,
+            job_created: o.job_created,
+        };
+        o.usage = Some(usage(ctx, v, owner, cell, &w).await);
     }
     Ok(o)
 }
@@ -271,16 +275,17 @@ async fn detail(
     )
 }
 
-/// Asks Prometheus again for a deferred measurement's window. The window and the pod-name
-/// regexes come from the stored load result and the deterministic names, so this works after
-/// the measurement's target pods and load Job are gone (Prometheus keeps their series).
+/// Asks Prometheus for a measured window that is due (or deferred). The window and the
+/// pod-name regexes come from the stored load result and the deterministic names, so this
+/// works after the measurement's target pods and load Job are gone (Prometheus keeps their
+/// series).
 async fn pending(
     ctx: &Context,
     v: &ValidatedRun,
     owner: &Owner,
-    cell_i: usize,
-    repeat: usize,
+    due: &plan::CollectionDue,
 ) -> Result<PendingObserved> {
+    let (cell_i, repeat) = (due.cell, due.repeat);
     let collected = match (
         v.cells.get(cell_i),
         detail(ctx, owner, cell_i, repeat).await?,
@@ -290,12 +295,12 @@ async fn pending(
             let target_name =
                 names::target_name(&owner.name, target, &names::config_hash(target, cell));
             let job_name = names::job_name(&owner.name, cell_i, repeat);
-            // The Job is normally gone by now, and with it when the load began.
+            // The Job is normally gone by now: when it was created is kept in status.
             let w = Window {
                 target_name: &target_name,
                 job_name: &job_name,
                 load: &load,
-                job_created: None,
+                job_created: due.load_created,
             };
             let usage = usage(ctx, v, owner, cell, &w).await;
             Ok((load, usage))

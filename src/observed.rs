@@ -105,7 +105,7 @@ impl From<UsageObserved> for Collection {
     }
 }
 
-/// A deferred collection that was due (see [`crate::plan::collections_due`]), as observed.
+/// A collection that was due (see [`crate::plan::collections_due`]), as observed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PendingObserved {
     /// Cell index.
@@ -145,14 +145,17 @@ pub struct Observed {
     /// The per-pod restart baseline recorded on the focus Job (absent on Jobs of older
     /// operators).
     pub restarts_baseline_pods: Option<BTreeMap<String, i32>>,
+    /// When the focus Job was created.
+    pub job_created: Option<jiff::Timestamp>,
     /// Nodes of the focus Job's pods.
     pub load_nodes: Vec<String>,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
-    /// Prometheus usage for the focus window (queried only once the window is scraped).
+    /// Prometheus usage for the focus window, for a run an older operator left in stage
+    /// Collecting (queried only once the window is scraped).
     pub usage: Option<Collection>,
-    /// The `spec.baseline` run's cell with the focus coordinates, read together with `usage`
-    /// (absent without a baseline or before the window is collected).
+    /// The `spec.baseline` run's cell with the focus coordinates, read once the focus load Job
+    /// has succeeded (absent without a baseline or before).
     pub baseline: Option<crate::baseline::BaselineObserved>,
     /// The previous reconcile of this run failed and is being retried (a transient error).
     pub retrying: bool,
@@ -179,6 +182,7 @@ impl Default for Observed {
             job: JobObserved::Absent,
             restarts_baseline: None,
             restarts_baseline_pods: None,
+            job_created: None,
             load_nodes: Vec::new(),
             detail: None,
             usage: None,

@@ -2,14 +2,19 @@
 //! `now`, decide the actions, the next status and when to look again.
 //!
 //! One measurement (cell × repeat) at a time, in matrix order, each through the stages
-//! Deploying → Loading → Collecting, its result appended to `status.results` exactly once.
+//! Deploying → Loading, its result appended to `status.results` exactly once (stage
+//! Collecting is only continued for runs that an older operator left in it).
 //! Everything needed to resume lives in `status.current` and in the children (the Job's
 //! restart-baseline annotation, the detail ConfigMap), so a restarted operator continues where
 //! the last one stopped without losing or repeating a measurement.
 //!
-//! When Prometheus cannot be reached for a window, the measurement's result is recorded with
-//! its load figures and `metricsPending`, and the window is asked for again later (see
-//! `plan_metrics.rs`); that state, too, lives in status alone.
+//! Cells run back to back: once a load Job has succeeded, the measurement's result is recorded
+//! with its load figures and `metricsDue`, and the next measurement starts at once. The
+//! window's CPU and memory are read from Prometheus while the next one runs, once the samples
+//! after it have been scraped ([`SCRAPE_SETTLE`]); the queries name their window, so the next
+//! load does not disturb them. When Prometheus cannot be reached for a window, the result gets
+//! `metricsPending` and the window is asked for again later (see `plan_metrics.rs`); that
+//! state, too, lives in status alone, so a restarted operator still collects it.
 
 use std::time::Duration;
 
@@ -189,18 +194,38 @@ pub fn metrics_retry_delay(attempts: i32) -> Duration {
     (METRICS_RETRY_FIRST * 2u32.pow(doublings)).min(METRICS_RETRY_MAX)
 }
 
-/// The measurements whose deferred collection is due at `now` (its next attempt or its bound
-/// has come), as (cell, repeat): the windows [`crate::observe`] asks Prometheus for again.
-pub fn collections_due(status: &BenchmarkRunStatus, now: Timestamp) -> Vec<(usize, usize)> {
+/// A measurement whose CPU and memory are to be read from Prometheus in this reconcile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectionDue {
+    /// Cell index.
+    pub cell: usize,
+    /// Repeat index.
+    pub repeat: usize,
+    /// When its load Job was created, if recorded (`metricsDue.loadCreated`).
+    pub load_created: Option<Timestamp>,
+}
+
+/// The measurements whose collection is due at `now`: a window whose samples have been
+/// scraped since its load ended (`metricsDue`), or a deferred one whose next attempt or bound
+/// has come (`metricsPending`). These are the windows [`crate::observe`] asks Prometheus for.
+pub fn collections_due(status: &BenchmarkRunStatus, now: Timestamp) -> Vec<CollectionDue> {
     status
         .results
         .iter()
-        .filter(|r| {
-            r.metrics_pending
-                .as_ref()
-                .is_some_and(|p| now >= p.next_attempt.0 || now >= p.give_up_at.0)
+        .filter(|r| match (&r.metrics_pending, &r.metrics_due) {
+            (Some(p), _) => now >= p.next_attempt.0 || now >= p.give_up_at.0,
+            (None, Some(d)) => now >= d.at.0,
+            (None, None) => false,
         })
-        .map(|r| (r.cell.max(0) as usize, r.repeat.max(0) as usize))
+        .map(|r| CollectionDue {
+            cell: r.cell.max(0) as usize,
+            repeat: r.repeat.max(0) as usize,
+            load_created: r
+                .metrics_due
+                .as_ref()
+                .and_then(|d| d.load_created.clone())
+                .map(|t| t.0),
+        })
         .collect()
 }
 

@@ -1,6 +1,8 @@
-//! Deferred collections (see [`super`] for the planner's contract).
+//! Collections after the load (see [`super`] for the planner's contract).
 //!
-//! When Prometheus cannot be reached for a window (transport error, timeout, HTTP 5xx), the
+//! A measurement's result is recorded as soon as its load ends, with `metricsDue`: its CPU and
+//! memory are read once the samples after the window have been scraped, while the next
+//! measurement runs. When Prometheus cannot be reached for a window (transport error, timeout, HTTP 5xx), the
 //! measurement's result is recorded at once with its load figures and `metricsPending`
 //! (attempts, first failure, next attempt, bound), and the run moves on. The window is asked
 //! for again with backoff ([`super::metrics_retry_delay`]) until the bound (the window's end
@@ -20,7 +22,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{metrics_retry_delay, Planner};
-use crate::observed::Collection;
+use crate::observed::{Collection, PendingObserved};
 use crate::results;
 use crate::validity;
 
@@ -83,24 +85,29 @@ impl Planner<'_> {
     /// CPU and memory of a measurement are lost for good, for the reason `why`.
     pub(super) fn metrics_lost(&mut self, r: &mut CellResult, why: String) {
         r.metrics_pending = None;
+        r.metrics_due = None;
         results::set_metrics_warning(r, validity::metrics_given_up(&why));
         self.note(true, "MetricsUnavailable", format!("{}: {why}", label(r)));
     }
 
-    /// Fills in, reschedules or gives up the deferred collections observed in this reconcile,
-    /// then looks again when the next one is due.
+    /// Fills in, reschedules or gives up the collections observed in this reconcile (due
+    /// windows and deferred ones), then looks again when the next one is due.
     pub(super) fn collect_pending(&mut self) {
         let mut changed = false;
         for p in &self.obs.pending {
-            let found = self.status.results.iter().enumerate().find_map(|(i, r)| {
-                let same = (r.cell as usize, r.repeat as usize) == (p.cell, p.repeat);
-                Some((i, r.metrics_pending.clone().filter(|_| same)?))
-            });
-            let Some((i, pending)) = found else {
+            let Some(i) = self.status.results.iter().position(|r| {
+                (r.cell as usize, r.repeat as usize) == (p.cell, p.repeat)
+                    && (r.metrics_pending.is_some() || r.metrics_due.is_some())
+            }) else {
                 continue;
             };
             changed = true;
             let mut r = self.status.results[i].clone();
+            let Some(pending) = r.metrics_pending.clone() else {
+                self.collect_due(&mut r, p);
+                self.status.results[i] = r;
+                continue;
+            };
             match (&p.collected, self.run.cells.get(p.cell)) {
                 (Ok((load, Collection::Answered(Ok((usage, extra))))), Some(cell)) => {
                     r = results::with_late_usage(self.run, cell, &r, load, usage, extra.clone());
@@ -146,6 +153,40 @@ impl Planner<'_> {
         self.requeue_for_pending();
     }
 
+    /// The first reading of a window whose samples have been scraped (`metricsDue`).
+    fn collect_due(&mut self, r: &mut CellResult, p: &PendingObserved) {
+        match (&p.collected, self.run.cells.get(p.cell)) {
+            (Ok((load, Collection::Answered(Ok((usage, extra))))), Some(cell)) => {
+                *r = results::with_late_usage(self.run, cell, r, load, usage, extra.clone());
+            }
+            (Ok((_, Collection::Answered(Err(e)))), _) | (Err(e), _) => {
+                self.metrics_lost(r, e.clone())
+            }
+            (Ok((load, Collection::Unreachable(e))), _) => {
+                // Kept in `metricsDue` too: the load's creation time is read from it.
+                self.defer_metrics(r, load, e.clone())
+            }
+            (Ok(_), None) => {
+                let why = format!("cell {} is not in the spec any more", p.cell);
+                self.metrics_lost(r, why);
+            }
+        }
+    }
+
+    /// How long until the samples after every window already measured have been scraped, if
+    /// some have not yet: the pods of a window must outlive that.
+    pub(super) fn until_scraped(&self) -> Option<Duration> {
+        let last = self
+            .status
+            .results
+            .iter()
+            .filter_map(|r| r.metrics_due.as_ref())
+            .map(|d| d.at.0)
+            .max()?;
+        let ms = last.as_millisecond() - self.now.as_millisecond();
+        (ms > 0).then(|| Duration::from_millis(ms as u64))
+    }
+
     fn filled_in(&mut self, r: &CellResult, pending: &MetricsPending) {
         let u = &r.usage;
         let (Some(cpu), Some(mem)) = (u.cpu_avg_cores, u.memory_avg_bytes) else {
@@ -171,14 +212,17 @@ impl Planner<'_> {
         );
     }
 
-    /// Looks again when the earliest pending collection is due.
+    /// Looks again when the earliest collection is due.
     fn requeue_for_pending(&mut self) {
         let due: Vec<Timestamp> = self
             .status
             .results
             .iter()
-            .filter_map(|r| r.metrics_pending.as_ref())
-            .map(|p| p.next_attempt.0.min(p.give_up_at.0))
+            .filter_map(|r| match (&r.metrics_pending, &r.metrics_due) {
+                (Some(p), _) => Some(p.next_attempt.0.min(p.give_up_at.0)),
+                (None, Some(d)) => Some(d.at.0),
+                (None, None) => None,
+            })
             .collect();
         for at in due {
             let ms = (at.as_millisecond() - self.now.as_millisecond()).max(1000);
@@ -186,12 +230,21 @@ impl Planner<'_> {
         }
     }
 
-    /// Some measurement's CPU and memory wait for Prometheus.
+    /// Some measurement's CPU and memory wait for an unreachable Prometheus.
     pub(super) fn metrics_pending(&self) -> bool {
         self.status
             .results
             .iter()
             .any(|r| r.metrics_pending.is_some())
+    }
+
+    /// Some measurement's CPU and memory have not been read yet (due or pending): the run
+    /// does not finish before.
+    pub(super) fn metrics_outstanding(&self) -> bool {
+        self.status
+            .results
+            .iter()
+            .any(|r| r.metrics_pending.is_some() || r.metrics_due.is_some())
     }
 
     /// Holds the load of the next measurement while Prometheus is taken to be down, so that its
@@ -205,7 +258,7 @@ impl Planner<'_> {
         }
         let message = format!(
             "the load of cell {cell} repeat {repeat} waits for Prometheus, which could not be reached for {}: a window it does not scrape could never be read back",
-            self.pending_list()
+            self.pending_list(false)
         );
         if self.running_reason() != Some(WAITING_FOR_PROMETHEUS) {
             self.note(true, WAITING_FOR_PROMETHEUS, message.clone());
@@ -215,14 +268,15 @@ impl Planner<'_> {
         true
     }
 
-    /// Every measurement is done but some CPU and memory are pending: stay `Running`.
+    /// Every measurement is done but some CPU and memory are still to be read: stay
+    /// `Running` (an event only when Prometheus could not be reached).
     pub(super) fn wait_for_metrics(&mut self) {
         self.status.current = None;
         let message = format!(
             "every measurement is done; waiting for Prometheus to give CPU and memory of {}",
-            self.pending_list()
+            self.pending_list(true)
         );
-        if self.running_reason() != Some(COLLECTING_METRICS) {
+        if self.running_reason() != Some(COLLECTING_METRICS) && self.metrics_pending() {
             self.note(false, COLLECTING_METRICS, message.clone());
         }
         self.condition(condition::RUNNING, true, COLLECTING_METRICS, message);
@@ -237,18 +291,25 @@ impl Planner<'_> {
             .map(|c| c.reason.as_str())
     }
 
-    fn pending_list(&self) -> String {
+    /// The measurements whose CPU and memory wait for Prometheus (`with_due`: also those whose
+    /// windows are yet to be scraped).
+    fn pending_list(&self, with_due: bool) -> String {
         let pending: Vec<String> = self
             .status
             .results
             .iter()
-            .filter_map(|r| {
-                let p = r.metrics_pending.as_ref()?;
-                Some(format!(
+            .filter_map(|r| match (&r.metrics_pending, &r.metrics_due) {
+                (Some(p), _) => Some(format!(
                     "{} (until {})",
                     label(r),
                     validity::second(p.give_up_at.0)
-                ))
+                )),
+                (None, Some(d)) if with_due => Some(format!(
+                    "{} (once scraped, from {})",
+                    label(r),
+                    validity::second(d.at.0)
+                )),
+                _ => None,
             })
             .collect();
         pending.join(", ")

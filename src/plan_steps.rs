@@ -3,8 +3,9 @@
 use std::time::Duration;
 
 use benchrun_api::validate::{CleanupPolicy, Warmup};
-use benchrun_api::{condition, phase, stage, CellResult, CurrentMeasurement};
+use benchrun_api::{condition, phase, stage, CellResult, CurrentMeasurement, MetricsDue};
 use benchrun_load::LoadResult;
+use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{
@@ -126,7 +127,7 @@ impl Planner<'_> {
                 });
                 self.after(Duration::from_millis(500));
             }
-            None if self.metrics_pending() => self.wait_for_metrics(),
+            None if self.metrics_outstanding() => self.wait_for_metrics(),
             None => self.finish(),
         }
     }
@@ -202,7 +203,10 @@ impl Planner<'_> {
             });
         let waited =
             Duration::from_millis(self.now.as_millisecond().saturating_sub(since).max(0) as u64);
-        if !up && (target.fatal || waited >= self.run.ready_timeout) {
+        // The previous configuration stays until its last window has been read (below): that
+        // wait does not count against this one's ready timeout.
+        let held = stale && self.metrics_outstanding();
+        if !up && !held && (target.fatal || waited >= self.run.ready_timeout) {
             let problem = match (&target.problem, stale) {
                 (Some(p), _) => p.clone(),
                 (None, true) => "the previous configuration's pods were still being deleted".into(),
@@ -216,6 +220,16 @@ impl Planner<'_> {
             return;
         }
         if stale {
+            // Not before the samples after the last window of the previous configuration
+            // have been scraped, and read if Prometheus was down: its pods' series end when
+            // they are deleted.
+            if self.hold_load(cell, repeat) {
+                return;
+            }
+            if let Some(wait) = self.until_scraped() {
+                self.after(wait.max(Duration::from_millis(500)));
+                return;
+            }
             // The previous configuration's pods go first: they would compete for CPU.
             self.actions.push(Action::DeleteTargets {
                 except: Some(config),
@@ -323,17 +337,54 @@ impl Planner<'_> {
                                 json: detail_json(&load),
                             });
                         }
-                        self.status.current = Some(CurrentMeasurement {
-                            stage: stage::COLLECTING.into(),
-                            since: Time(self.now),
-                            ..cur.clone()
-                        });
-                        self.wait_for_scrape(&load);
+                        let created = self.obs.job_created.unwrap_or(cur.since.0);
+                        self.measured(cell, repeat, &load, created);
                     }
                     Err(reason) => self.fail_measurement(cell, repeat, reason),
                 }
             }
         }
+    }
+
+    /// The load of a measurement is over: its result is recorded now with the load figures,
+    /// and its CPU and memory are due once Prometheus has scraped the samples after its window
+    /// (`metricsDue`, read by [`Planner::collect_pending`] while the next measurement runs).
+    fn measured(&mut self, cell: usize, repeat: usize, load: &LoadResult, created: Timestamp) {
+        let pods = self.pod_facts(cell, load);
+        let c = &self.run.cells[cell];
+        let detail = names::detail_name(&self.obs.run_name, cell, repeat);
+        let mut result = results::measured_result(
+            self.run,
+            c,
+            repeat,
+            load,
+            None,
+            Default::default(),
+            &pods,
+            Some(detail),
+        );
+        results::clear_metrics_warning(&mut result);
+        result.baseline = self
+            .run
+            .baseline
+            .as_ref()
+            .map(|plan| baseline::judge(plan, self.obs.baseline.as_ref(), load, &result));
+        let at = Timestamp::from_millisecond(scrape_ready_at(load)).unwrap_or(Timestamp::MAX);
+        result.metrics_due = Some(MetricsDue {
+            at: Time(at),
+            load_created: Some(Time(created)),
+        });
+        self.note(
+            false,
+            "Measured",
+            format!(
+                "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms (CPU and memory read from {})",
+                load.throughput,
+                load.latency.p99_us as f64 / 1000.0,
+                crate::validity::second(at)
+            ),
+        );
+        self.record(vec![result]);
     }
 
     pub(super) fn wait_for_scrape(&mut self, load: &LoadResult) {

@@ -4,7 +4,7 @@ use crate::kills::{ContainerFacts, RestartBaseline};
 use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
 use crate::{names, results, validity};
 use benchrun_api::TargetUsage;
-use benchrun_api::{stage, CurrentMeasurement};
+use benchrun_api::{stage, CurrentMeasurement, MetricsDue};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 const T0: i64 = 1_764_511_200_000;
@@ -289,11 +289,40 @@ fn fatal_pod_problem_fails_without_waiting_for_the_timeout() {
     assert_eq!(d.status.results.len(), 4);
 }
 
+/// The decision recorded the result of (cell, repeat) with its load figures, its CPU and
+/// memory due at `due_ms` after T0, and moved on to the next measurement.
+pub(crate) fn assert_recorded_due(d: &Decision, cell: i32, repeat: i32, due_ms: i64) {
+    let r = d
+        .status
+        .results
+        .iter()
+        .find(|r| (r.cell, r.repeat) == (cell, repeat))
+        .expect("a result");
+    assert_eq!(r.outcome, "Measured");
+    assert!(r.throughput.is_some() && r.requests.is_some());
+    assert_eq!(r.usage.cpu_avg_cores, None);
+    assert_eq!(r.metrics_due.as_ref().unwrap().at, Time(at(due_ms)));
+    assert!(r.metrics_pending.is_none());
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| validity::code_of(w) != validity::code::METRICS_UNAVAILABLE),
+        "{:?}",
+        r.warnings
+    );
+    let cur = d.status.current.as_ref().unwrap();
+    assert_ne!((cur.cell, cur.repeat), (cell, repeat));
+    assert_eq!(cur.stage, stage::DEPLOYING);
+}
+
 #[test]
-fn succeeded_job_stores_the_detail_and_waits_for_the_scrape() {
+fn succeeded_job_is_recorded_at_once_and_the_next_measurement_starts() {
     let run = validated(SPEC);
+    let job = names::job_name("demo", 0, 0);
     let o = Observed {
         job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
+        jobs: vec![job.clone()],
+        job_created: Some(at(500)),
         ..obs()
     };
     let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
@@ -305,9 +334,35 @@ fn succeeded_job_stores_the_detail_and_waits_for_the_scrape() {
             ..
         }
     ));
-    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
-    // Window ends at 13 s; Prometheus is asked at 23 s.
-    assert_eq!(d.requeue, Some(Duration::from_secs(9)));
+    assert!(d.actions.contains(&Action::DeleteJobs(vec![job])));
+    // Window ends at 13 s; Prometheus is asked for it at 23 s, while the next one runs.
+    assert_recorded_due(&d, 0, 0, 23_000);
+    let due = d.status.results[0].metrics_due.clone().unwrap();
+    assert_eq!(due.load_created, Some(Time(at(500))));
+    assert_eq!(d.status.current.as_ref().unwrap().repeat, 1);
+    assert!(d.requeue.unwrap() <= Duration::from_millis(500));
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.reason == "Measured" && n.message.contains("CPU and memory read from")));
+    let metrics = d
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == condition::METRICS_AVAILABLE)
+        .unwrap();
+    assert_eq!(metrics.status, "True");
+    assert!(metrics.message.contains("1 more are read once their windows have been scraped"));
+    // Nothing is asked of Prometheus before the samples after the window are in.
+    assert!(collections_due(&d.status, at(22_999)).is_empty());
+    assert_eq!(
+        collections_due(&d.status, at(23_000)),
+        vec![CollectionDue {
+            cell: 0,
+            repeat: 0,
+            load_created: Some(at(500))
+        }]
+    );
 }
 
 #[test]
@@ -473,7 +528,7 @@ fn restart_in_the_middle_of_loading_picks_up_the_finished_job() {
             ..
         }
     ));
-    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
+    assert_recorded_due(&d, 1, 1, 23_000);
 }
 
 #[test]
@@ -709,8 +764,7 @@ fn restart_after_storing_the_detail_collects_from_it_without_the_logs() {
     };
     let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
     assert!(d.actions.is_empty());
-    assert!(d.status.results.is_empty());
-    assert_eq!(d.status.current.unwrap().stage, stage::COLLECTING);
+    assert_recorded_due(&d, 0, 0, 23_000);
 }
 
 #[test]
@@ -833,12 +887,12 @@ fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves
 #[test]
 fn a_deferred_collection_is_due_at_its_next_attempt_or_its_bound() {
     let s = deferred().status;
-    assert!(collections_due(&s, at(33_999)).is_empty());
-    assert_eq!(collections_due(&s, at(34_000)), vec![(0, 0)]);
+    assert!(due_cells(&s, at(33_999)).is_empty());
+    assert_eq!(due_cells(&s, at(34_000)), vec![(0, 0)]);
     let mut late = s.clone();
     let p = late.results[0].metrics_pending.as_mut().unwrap();
     p.next_attempt = Time(at(900_000));
-    assert_eq!(collections_due(&late, at(613_000)), vec![(0, 0)]);
+    assert_eq!(due_cells(&late, at(613_000)), vec![(0, 0)]);
 }
 
 #[test]
@@ -1042,7 +1096,7 @@ fn restart_in_between_resumes_the_pending_collection_from_status_alone() {
         json.contains(r#""metricsPending":{"attempts":1,"#),
         "{json}"
     );
-    assert_eq!(collections_due(&stored, at(40_000)), vec![(0, 0)]);
+    assert_eq!(due_cells(&stored, at(40_000)), vec![(0, 0)]);
     let o = Observed {
         pending: vec![answered(
             0,
@@ -1212,4 +1266,203 @@ fn time_to_ready_is_the_configurations_first_reading() {
     assert_eq!(ready_of(1), Some(4.0));
     // Cell 2 is a new configuration (500m): its own reading.
     assert_eq!(ready_of(2), Some(85.0));
+}
+
+/// The (cell, repeat) of the collections due at `now`.
+fn due_cells(s: &BenchmarkRunStatus, now: Timestamp) -> Vec<(usize, usize)> {
+    collections_due(s, now)
+        .iter()
+        .map(|d| (d.cell, d.repeat))
+        .collect()
+}
+
+/// The decision when cell 0 repeat 0's load Job (window 3 s–13 s) is seen succeeded at 14 s.
+fn just_loaded() -> Decision {
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
+        target: Some(ready_target()),
+        job_created: Some(at(1000)),
+        ..obs()
+    };
+    plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000))
+}
+
+#[test]
+fn the_next_load_starts_while_the_previous_window_waits_for_its_scrape() {
+    let run = validated(SPEC);
+    let status = just_loaded().status;
+    let ready = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        ..obs()
+    };
+    // Same configuration (cell 0, repeat 1): nothing to wait for.
+    let d = plan(&run, &status, &ready, at(14_500));
+    assert!(d
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::CreateJob { cell: 0, repeat: 1, .. })));
+    assert_eq!(d.status.current.as_ref().unwrap().stage, stage::LOADING);
+    // It looks again when the previous window's figures are due.
+    assert!(d.requeue.unwrap() <= Duration::from_secs(5));
+}
+
+#[test]
+fn a_due_window_is_read_while_the_next_one_runs_and_fills_the_result_in() {
+    let run = validated(SPEC);
+    let mut status = just_loaded().status;
+    status.current.as_mut().unwrap().stage = stage::LOADING.into();
+    let o = Observed {
+        job: JobObserved::Running,
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(23_000));
+    let r = &d.status.results[0];
+    assert_eq!(prometheus_part(&r.usage), prometheus_part(&late_usage()));
+    assert_eq!(r.requests_per_core, Some(10_000.0));
+    assert!(r.metrics_due.is_none() && r.metrics_pending.is_none());
+    assert_eq!(
+        cond(&d.status, condition::METRICS_AVAILABLE).message,
+        "Prometheus gave CPU and memory for 1 measurements"
+    );
+    // The running load is left alone.
+    assert_eq!(d.status.current.unwrap().repeat, 1);
+    assert!(d.actions.is_empty(), "{:?}", d.actions);
+}
+
+#[test]
+fn a_due_window_that_finds_prometheus_down_is_deferred_and_holds_the_next_load() {
+    let run = validated(SPEC);
+    let status = just_loaded().status;
+    let o = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        pending: vec![answered(0, 0, unreachable())],
+        ..obs()
+    };
+    // Repeat 1 has not started yet when the window of repeat 0 is due.
+    let d = plan(&run, &status, &o, at(23_000));
+    let r = &d.status.results[0];
+    let p = r.metrics_pending.clone().expect("deferred");
+    assert_eq!((p.attempts, p.next_attempt), (1, Time(at(33_000))));
+    assert!(r.metrics_due.is_some(), "kept: it holds the load's creation");
+    assert!(d
+        .actions
+        .iter()
+        .all(|a| !matches!(a, Action::CreateJob { .. })));
+    assert_eq!(
+        cond(&d.status, condition::RUNNING).reason,
+        "WaitingForPrometheus"
+    );
+}
+
+#[test]
+fn a_new_configuration_replaces_the_old_pods_only_once_their_last_window_is_scraped() {
+    let run = validated(SPEC);
+    // Cell 0 (cpu 250m, 4 connections) measured twice; cell 2 (500m) is another configuration.
+    let mut status = just_loaded().status;
+    let mut second = status.results[0].clone();
+    second.repeat = 1;
+    second.metrics_due = Some(MetricsDue {
+        at: Time(at(40_000)),
+        load_created: None,
+    });
+    status.results.push(second);
+    status.current = running(2, 0, stage::DEPLOYING, 31_000).current;
+    let cell0 = &run.cells[0];
+    let old = names::config_hash("web", cell0);
+    let o = Observed {
+        target_configs: vec![old],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(32_000));
+    assert!(d
+        .actions
+        .iter()
+        .all(|a| !matches!(a, Action::DeleteTargets { .. })));
+    assert!(d.requeue.unwrap() <= Duration::from_secs(8));
+    let d = plan(&run, &status, &o, at(40_000));
+    assert!(
+        d.actions
+            .iter()
+            .any(|a| matches!(a, Action::DeleteTargets { .. })),
+        "{:?} {:?}",
+        d.actions,
+        d.status.current
+    );
+}
+
+#[test]
+fn the_run_finishes_only_once_the_last_window_is_read() {
+    let run = validated(benchrun_api_single());
+    let status = {
+        let o = Observed {
+            job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
+            target: Some(ready_target()),
+            ..obs()
+        };
+        plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000)).status
+    };
+    assert_eq!(status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(cond(&status, condition::RUNNING).reason, "CollectingMetrics");
+    let d = plan(&run, &status, &obs(), at(20_000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.requeue, Some(Duration::from_secs(3)));
+    let o = Observed {
+        pending: vec![answered(
+            0,
+            0,
+            Ok((late_usage(), Default::default())).into(),
+        )],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(23_000));
+    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert!(d.status.results[0].metrics_due.is_none());
+}
+
+/// One cell, one repeat.
+fn benchrun_api_single() -> &'static str {
+    r#"
+targets: [{name: web, image: example/web:1}]
+scenarios: [{name: hello, path: /hello}]
+load: {connections: 10, duration: 10s}
+"#
+}
+
+#[test]
+fn the_old_configuration_stays_while_its_last_window_waits_for_prometheus() {
+    let run = validated(SPEC);
+    let mut status = just_loaded().status;
+    let d = plan(
+        &run,
+        &status,
+        &Observed {
+            pending: vec![answered(0, 0, unreachable())],
+            ..obs()
+        },
+        at(23_000),
+    );
+    status.results = d.status.results;
+    status.conditions = d.status.conditions;
+    assert!(status.results[0].metrics_pending.is_some());
+    // Cell 2 (500m) needs the old pods gone; far past its ready timeout, it does not fail.
+    status.current = running(2, 0, stage::DEPLOYING, 24_000).current;
+    let o = Observed {
+        target_configs: vec![names::config_hash("web", &run.cells[0])],
+        ..obs()
+    };
+    let d = plan(&run, &status, &o, at(200_000));
+    assert!(d.actions.is_empty(), "{:?}", d.actions);
+    assert!(d.status.results.iter().all(|r| r.outcome == "Measured"));
+    assert_eq!(
+        cond(&d.status, condition::RUNNING).reason,
+        "WaitingForPrometheus"
+    );
 }

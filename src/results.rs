@@ -170,6 +170,7 @@ pub fn measured_result(
         detail,
         baseline: None,
         metrics_pending: None,
+        metrics_due: None,
     };
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
@@ -222,11 +223,17 @@ pub fn with_late_usage(
 
 /// Replaces the result's `MetricsUnavailable` or `MetricsPending` warning with `warning`.
 pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
+    clear_metrics_warning(r);
+    r.warnings.push(warning);
+}
+
+/// Removes the result's `MetricsUnavailable` or `MetricsPending` warning: its CPU and memory
+/// have not been asked for yet (they are due, see `metricsDue`).
+pub fn clear_metrics_warning(r: &mut CellResult) {
     r.warnings.retain(|w| {
         let c = code_of(w);
         c != code::METRICS_UNAVAILABLE && c != code::METRICS_PENDING
     });
-    r.warnings.push(warning);
 }
 
 /// `usage` with the load pods' CPU from the load generator's own accounting (getrusage over
@@ -528,6 +535,10 @@ pub fn result_conditions(
         .filter(|r| r.metrics_pending.is_some())
         .map(|r| format!("cell {} r{}", r.cell, r.repeat))
         .collect();
+    let due = measured
+        .iter()
+        .filter(|r| r.metrics_pending.is_none() && r.metrics_due.is_some())
+        .count();
     let waiting = match pending.len() {
         0 => String::new(),
         k => format!(
@@ -535,12 +546,17 @@ pub fn result_conditions(
             first(&pending, 5)
         ),
     };
+    let read = n - pending.len() - due;
+    let scraping = match due {
+        0 => String::new(),
+        k => format!("; {k} more are read once their windows have been scraped"),
+    };
     out.push(if !missing.is_empty() {
         (condition::METRICS_AVAILABLE, false, reason::METRICS_MISSING.into(), format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept{waiting}", missing.len(), first(&missing, 5)))
     } else if !pending.is_empty() {
         (condition::METRICS_AVAILABLE, false, reason::METRICS_PENDING.into(), format!("CPU and memory of {} of {n} measurements wait for Prometheus, which could not be reached ({}); they are read for the same windows when it answers", pending.len(), first(&pending, 5)))
     } else {
-        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {n} measurements"))
+        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {read} measurements{scraping}"))
     });
     out
 }

@@ -1255,9 +1255,10 @@ async fn run_naming_an_unlisted_prometheus_is_refused_before_anything_starts() {
     cluster.finish(&ns, outcome).await;
 }
 
-/// Prometheus stopped while a cell is being collected and started again about a minute later:
-/// the cell's CPU and memory are deferred, then filled in for the same window; the next load
-/// waits for Prometheus; the run ends Succeeded with CPU and memory in every cell and the
+/// Prometheus stopped as soon as the first cell's load has ended, before its window is read,
+/// and started again about a minute later: the cell's CPU and memory are deferred, then filled
+/// in for the same window; the next cell (another target configuration) waits for Prometheus
+/// with the old pods kept; the run ends Succeeded with CPU and memory in every cell and the
 /// load figures equal to what the target counted.
 #[tokio::test]
 #[ignore = "needs the local cluster (its own Prometheus): make e2e"]
@@ -1265,15 +1266,14 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
     let cluster = Cluster::connect().await;
     let ns = cluster.namespace("e2e-promdown").await;
     let counter = TargetCounter::start(cluster.client.clone(), &ns);
-    let yaml = demo_run("promdown", r#"{connections: [2, 4]}"#, "");
+    let yaml = demo_run("promdown", r#"{cpu: ["250m", "300m"]}"#, "");
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
         cluster
             .wait_until(&ns, "promdown", Duration::from_secs(300), |r| {
                 r.status
                     .as_ref()
-                    .and_then(|s| s.current.as_ref())
-                    .is_some_and(|c| c.stage == benchrun_api::stage::COLLECTING)
+                    .is_some_and(|s| s.results.iter().any(|x| x.metrics_due.is_some()))
             })
             .await?;
         let mut outage = PrometheusOutage::begin()?;
@@ -1324,7 +1324,11 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
                 r.usage.load_cpu_cores,
                 r.warnings
             );
-            anyhow::ensure!(r.metrics_pending.is_none(), "cell {} still pending", r.cell);
+            anyhow::ensure!(
+                r.metrics_pending.is_none() && r.metrics_due.is_none(),
+                "cell {} still pending",
+                r.cell
+            );
             anyhow::ensure!(
                 r.usage.cpu_avg_cores.unwrap_or(0.0) > 0.0,
                 "cell {}: no target CPU",
@@ -1346,7 +1350,7 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
             })
             .collect();
         println!("{}", ours.join("\n"));
-        for reason in ["MetricsDeferred", "MetricsCollected"] {
+        for reason in ["MetricsDeferred", "MetricsCollected", "WaitingForPrometheus"] {
             anyhow::ensure!(events.contains(reason), "no {reason} event:\n{events}");
         }
         Ok(())

@@ -493,6 +493,25 @@ pub struct CellResult {
     /// verdict) or records `MetricsUnavailable`. The run does not finish while any is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_pending: Option<MetricsPending>,
+    /// Present from the end of the load until the target's CPU and memory have been read: the
+    /// next measurement starts at once, and this window is read from Prometheus while it runs,
+    /// once the samples after the window have been scraped (`at`). The load figures are final.
+    /// The run does not finish while any is present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_due: Option<MetricsDue>,
+}
+
+/// When a measurement's CPU and memory are read from Prometheus (see `metricsDue`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsDue {
+    /// When the samples after the window have been scraped: the window's end plus one sample
+    /// interval (10 s).
+    pub at: Time,
+    /// When the measurement's load Job was created: the target's memory is read at the last
+    /// sample before it (`usage.memoryBeforeLoadBytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_created: Option<Time>,
 }
 
 /// A deferred reading of a measurement's CPU and memory from Prometheus.
