@@ -352,7 +352,9 @@ fn succeeded_job_is_recorded_at_once_and_the_next_measurement_starts() {
         .find(|c| c.type_ == condition::METRICS_AVAILABLE)
         .unwrap();
     assert_eq!(metrics.status, "True");
-    assert!(metrics.message.contains("1 more are read once their windows have been scraped"));
+    assert!(metrics
+        .message
+        .contains("1 more are read once their windows have been scraped"));
     // Nothing is asked of Prometheus before the samples after the window are in.
     assert!(collections_due(&d.status, at(22_999)).is_empty());
     assert_eq!(
@@ -1299,10 +1301,14 @@ fn the_next_load_starts_while_the_previous_window_waits_for_its_scrape() {
     };
     // Same configuration (cell 0, repeat 1): nothing to wait for.
     let d = plan(&run, &status, &ready, at(14_500));
-    assert!(d
-        .actions
-        .iter()
-        .any(|a| matches!(a, Action::CreateJob { cell: 0, repeat: 1, .. })));
+    assert!(d.actions.iter().any(|a| matches!(
+        a,
+        Action::CreateJob {
+            cell: 0,
+            repeat: 1,
+            ..
+        }
+    )));
     assert_eq!(d.status.current.as_ref().unwrap().stage, stage::LOADING);
     // It looks again when the previous window's figures are due.
     assert!(d.requeue.unwrap() <= Duration::from_secs(5));
@@ -1351,7 +1357,10 @@ fn a_due_window_that_finds_prometheus_down_is_deferred_and_holds_the_next_load()
     let r = &d.status.results[0];
     let p = r.metrics_pending.clone().expect("deferred");
     assert_eq!((p.attempts, p.next_attempt), (1, Time(at(33_000))));
-    assert!(r.metrics_due.is_some(), "kept: it holds the load's creation");
+    assert!(
+        r.metrics_due.is_some(),
+        "kept: it holds the load's creation"
+    );
     assert!(d
         .actions
         .iter()
@@ -1410,7 +1419,10 @@ fn the_run_finishes_only_once_the_last_window_is_read() {
         plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000)).status
     };
     assert_eq!(status.phase.as_deref(), Some(phase::RUNNING));
-    assert_eq!(cond(&status, condition::RUNNING).reason, "CollectingMetrics");
+    assert_eq!(
+        cond(&status, condition::RUNNING).reason,
+        "CollectingMetrics"
+    );
     let d = plan(&run, &status, &obs(), at(20_000));
     assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
     assert_eq!(d.requeue, Some(Duration::from_secs(3)));

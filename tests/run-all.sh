@@ -16,6 +16,7 @@ suite() {
   fi
 }
 suite unit make --no-print-directory unit
+suite lint make --no-print-directory lint
 # The cluster suites need the cluster; if it cannot come up, they fail rather than skip.
 if suite cluster make --no-print-directory cluster; then
   suite smoke make --no-print-directory smoke
