@@ -155,7 +155,7 @@ existing_cluster() {
 
 install_packages() {
   local pkgs=() p
-  for p in containerd runc containernetworking-plugins prometheus iptables conntrack busybox-static curl openssl gcc libc6-dev iproute2 python3; do
+  for p in containerd runc containernetworking-plugins prometheus iptables conntrack busybox-static curl openssl gcc libc6-dev iproute2 python3 jq; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || pkgs+=("$p")
   done
   [ ${#pkgs[@]} -eq 0 ] && return 0

@@ -345,12 +345,7 @@ fn succeeded_job_is_recorded_at_once_and_the_next_measurement_starts() {
         .notes
         .iter()
         .any(|n| n.reason == "Measured" && n.message.contains("CPU and memory read from")));
-    let metrics = d
-        .status
-        .conditions
-        .iter()
-        .find(|c| c.type_ == condition::METRICS_AVAILABLE)
-        .unwrap();
+    let metrics = cond(&d.status, condition::METRICS_AVAILABLE);
     assert_eq!(metrics.status, "True");
     assert!(metrics
         .message

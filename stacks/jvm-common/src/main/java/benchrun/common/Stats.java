@@ -191,8 +191,9 @@ public final class Stats {
     }
 
     /**
-     * Self-check, run by hack/stacks.sh's unit step with {@code java Stats.java}-style launchers
-     * or by hand: counts survive a second instance on the same file, tags included.
+     * Self-check, run by hand ({@code java -cp <classes> benchrun.common.Stats}): counts survive
+     * a second instance on the same file, tags included. In the cluster, make stacks-test checks
+     * the same across a real container restart.
      */
     public static void main(String[] args) throws IOException {
         Path f = Files.createTempFile("benchrun-stats", ".bin");
