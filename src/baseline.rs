@@ -4,12 +4,12 @@
 //! pauses), and a tolerance says how large a change must be to matter. Pure.
 
 use benchrun_api::validate::BaselinePlan;
-use benchrun_api::verdict::{BETTER, SAME, UNMATCHED, WORSE};
 use benchrun_api::{BaselineComparison, CellResult, Coordinates};
+use benchrun_api::{Outcome, Verdict};
 use benchrun_load::LoadResult;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::results::{round, MEASURED};
+use crate::results::round;
 
 /// Significance level: a change counts only when the test's two-sided p-value is below it.
 /// 1 % rather than 5 %: a run compares many cells, and each is a chance of a false alarm.
@@ -22,8 +22,8 @@ pub const MIN_SAMPLES: usize = 5;
 /// How a cell compares with its baseline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
-    /// [`BETTER`], [`SAME`] or [`WORSE`].
-    pub verdict: &'static str,
+    /// `Better`, `Same` or `Worse`.
+    pub verdict: Verdict,
     /// Median per-second throughput now over the baseline's.
     pub throughput_ratio: f64,
     /// Two-sided p-value of the Mann-Whitney U test (1 when it could not be computed).
@@ -71,7 +71,7 @@ pub fn judge(
         )
     });
     BaselineComparison {
-        verdict: c.verdict.to_string(),
+        verdict: c.verdict,
         throughput_ratio: c
             .throughput_ratio
             .is_finite()
@@ -89,7 +89,7 @@ pub fn judge(
 
 fn unmatched(reason: String) -> BaselineComparison {
     BaselineComparison {
-        verdict: UNMATCHED.into(),
+        verdict: Verdict::Unmatched,
         reason: Some(reason),
         ..BaselineComparison::default()
     }
@@ -122,7 +122,7 @@ pub fn per_second_throughput(load: &LoadResult) -> Vec<f64> {
 pub fn matching<'a>(results: &'a [CellResult], coordinates: &Coordinates) -> Vec<&'a CellResult> {
     results
         .iter()
-        .filter(|r| r.outcome == MEASURED && r.coordinates == *coordinates)
+        .filter(|r| r.outcome == Outcome::Measured && r.coordinates == *coordinates)
         .collect()
 }
 
@@ -137,13 +137,13 @@ pub fn compare(baseline: &[f64], current: &[f64], tolerance: f64) -> Comparison 
     let p_value = mann_whitney_p(baseline, current).unwrap_or(1.0);
     let enough = samples.0 >= MIN_SAMPLES && samples.1 >= MIN_SAMPLES;
     let verdict = if !enough || !ratio.is_finite() || p_value >= ALPHA {
-        SAME
+        Verdict::Same
     } else if ratio < 1.0 - tolerance {
-        WORSE
+        Verdict::Worse
     } else if ratio > 1.0 + tolerance {
-        BETTER
+        Verdict::Better
     } else {
-        SAME
+        Verdict::Same
     };
     Comparison {
         verdict,

@@ -1,5 +1,5 @@
 use benchrun_api::validate::BaselinePlan;
-use benchrun_api::{CellResult, Coordinates};
+use benchrun_api::{CellResult, Coordinates, Outcome, Verdict};
 use proptest::prelude::Rng;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
@@ -47,7 +47,7 @@ fn two_samples_of_one_distribution_are_the_same() {
     for _ in 0..200 {
         let a = samples(&mut r, 30, 4000.0, 0.05);
         let b = samples(&mut r, 30, 4000.0, 0.05);
-        if compare(&a, &b, 0.05).verdict != SAME {
+        if compare(&a, &b, 0.05).verdict != Verdict::Same {
             not_same += 1;
         }
     }
@@ -64,11 +64,11 @@ fn a_ten_percent_drop_is_worse_and_a_rise_is_better() {
         let base = samples(&mut r, 30, 4000.0, 0.05);
         let slower = samples(&mut r, 30, 3600.0, 0.05);
         let c = compare(&base, &slower, 0.05);
-        assert_eq!(c.verdict, WORSE, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Worse, "{c:?}");
         assert!((0.85..0.95).contains(&c.throughput_ratio), "{c:?}");
         assert!(c.p_value < ALPHA, "{c:?}");
         let faster = samples(&mut r, 30, 4400.0, 0.05);
-        assert_eq!(compare(&base, &faster, 0.05).verdict, BETTER);
+        assert_eq!(compare(&base, &faster, 0.05).verdict, Verdict::Better);
     }
 }
 
@@ -80,10 +80,10 @@ fn a_change_within_the_tolerance_is_the_same_however_significant() {
     let slower = samples(&mut r, 30, 3880.0, 0.005);
     let c = compare(&base, &slower, 0.05);
     assert!(c.p_value < 1e-6, "{c:?}");
-    assert_eq!(c.verdict, SAME);
+    assert_eq!(c.verdict, Verdict::Same);
     assert_eq!(
         compare(&base, &slower, 0.02).verdict,
-        WORSE,
+        Verdict::Worse,
         "a tighter tolerance"
     );
 }
@@ -91,11 +91,11 @@ fn a_change_within_the_tolerance_is_the_same_however_significant() {
 #[test]
 fn too_few_samples_give_no_verdict_but_same() {
     let c = compare(&[4000.0, 4010.0, 3990.0], &[2000.0, 2010.0, 1990.0], 0.05);
-    assert_eq!((c.verdict, c.samples), (SAME, (3, 3)));
+    assert_eq!((c.verdict, c.samples), (Verdict::Same, (3, 3)));
     assert!((c.throughput_ratio - 0.5).abs() < 1e-9);
 }
 
-fn result(cell: i32, connections: i32, outcome: &str) -> CellResult {
+fn result(cell: i32, connections: i32, outcome: Outcome) -> CellResult {
     CellResult {
         cell,
         coordinates: Coordinates {
@@ -108,7 +108,7 @@ fn result(cell: i32, connections: i32, outcome: &str) -> CellResult {
             rate: None,
             ..Coordinates::default()
         },
-        outcome: outcome.into(),
+        outcome,
         ..CellResult::default()
     }
 }
@@ -116,17 +116,17 @@ fn result(cell: i32, connections: i32, outcome: &str) -> CellResult {
 #[test]
 fn cells_are_matched_by_coordinates_whatever_their_order() {
     let baseline = vec![
-        result(0, 2, MEASURED),
-        result(1, 8, MEASURED),
-        result(1, 8, MEASURED),
-        result(2, 32, "Failed"),
+        result(0, 2, Outcome::Measured),
+        result(1, 8, Outcome::Measured),
+        result(1, 8, Outcome::Measured),
+        result(2, 32, Outcome::Failed),
     ];
     // The current run sweeps the connections in the other order.
-    let current = result(0, 8, MEASURED);
+    let current = result(0, 8, Outcome::Measured);
     let found = matching(&baseline, &current.coordinates);
     assert_eq!(found.len(), 2);
     assert!(found.iter().all(|r| r.cell == 1));
-    assert!(matching(&baseline, &result(2, 32, MEASURED).coordinates).is_empty());
+    assert!(matching(&baseline, &result(2, 32, Outcome::Measured).coordinates).is_empty());
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn a_judged_measurement_carries_ratios_the_p_value_and_its_sample_counts() {
         &timeline_load(&now),
         &result,
     );
-    assert_eq!(b.verdict, WORSE);
+    assert_eq!(b.verdict, Verdict::Worse);
     assert_eq!((b.baseline_samples, b.samples), (20, 10));
     assert!((0.7..0.8).contains(&b.throughput_ratio.unwrap()), "{b:?}");
     assert_eq!(b.p99_ratio, Some(1.5));
@@ -203,7 +203,7 @@ fn a_judged_measurement_carries_ratios_the_p_value_and_its_sample_counts() {
     // Three seconds now: a ratio, but no verdict beyond Same, and the reason says why.
     result.latency_ms = None;
     let b = judge(&plan, Some(&Ok(before)), &timeline_load(&now[..3]), &result);
-    assert_eq!((b.verdict.as_str(), b.p99_ratio), (SAME, None));
+    assert_eq!((b.verdict, b.p99_ratio), (Verdict::Same, None));
     assert!(b.reason.unwrap().starts_with("fewer than 5 whole seconds"));
 }
 
@@ -215,7 +215,7 @@ fn an_unreadable_baseline_is_unmatched_with_its_reason() {
     };
     let why: BaselineObserved = Err("BenchmarkRun gone not found in this namespace".into());
     let b = judge(&plan, Some(&why), &load(), &CellResult::default());
-    assert_eq!(b.verdict, UNMATCHED);
+    assert_eq!(b.verdict, Verdict::Unmatched);
     assert_eq!(
         b.reason.as_deref(),
         Some("BenchmarkRun gone not found in this namespace")

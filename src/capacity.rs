@@ -8,11 +8,11 @@
 use std::collections::BTreeMap;
 use std::panic;
 
-use benchrun_api::{Capacity, CellResult, Coordinates, UslFit, ValidatedRun};
+use benchrun_api::{
+    Capacity, CellResult, Coordinates, Outcome, SloVerdict, UslFit, ValidatedRun, WarningCode,
+};
 
-use crate::results::{round, FAILED};
-use crate::slo;
-use crate::validity::{code, code_of};
+use crate::results::round;
 
 /// `model` of a closed-model entry.
 pub const USL: &str = "USL";
@@ -94,12 +94,12 @@ fn usable<'a>(results: &[&'a CellResult]) -> (Vec<&'a CellResult>, Option<String
     let mut left_out: BTreeMap<&str, usize> = BTreeMap::new();
     let mut kept = Vec::new();
     for r in results {
-        if r.outcome == FAILED || r.throughput.is_none() {
+        if r.outcome == Outcome::Failed || r.throughput.is_none() {
             *left_out.entry("failed").or_default() += 1;
         } else if r
             .warnings
             .iter()
-            .any(|w| code_of(w) == code::GENERATOR_BOUND)
+            .any(|w| w.code == WarningCode::GeneratorBound)
         {
             *left_out.entry("generator-bound").or_default() += 1;
         } else {
@@ -285,7 +285,7 @@ fn slo_entry(key: Key, results: &[&CellResult], has_slo: bool) -> Capacity {
     }
     let failed_rates: Vec<i64> = results
         .iter()
-        .filter(|r| r.outcome == FAILED)
+        .filter(|r| r.outcome == Outcome::Failed)
         .filter_map(|r| r.coordinates.rate)
         .collect();
     let mut verdicts: BTreeMap<i64, bool> = BTreeMap::new();
@@ -293,7 +293,7 @@ fn slo_entry(key: Key, results: &[&CellResult], has_slo: bool) -> Capacity {
         let Some(rate) = r.coordinates.rate else {
             continue;
         };
-        let met = r.slo.as_deref() == Some(slo::MET) && !failed_rates.contains(&rate);
+        let met = r.slo == Some(SloVerdict::Met) && !failed_rates.contains(&rate);
         *verdicts.entry(rate).or_insert(true) &= met;
     }
     entry.max_rate_meeting_slo = verdicts

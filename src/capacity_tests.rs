@@ -1,4 +1,6 @@
-use benchrun_api::{validate, BenchmarkRunSpec, CellResult, Coordinates};
+use benchrun_api::{
+    validate, BenchmarkRunSpec, CellResult, Coordinates, Outcome, SloVerdict, Warning, WarningCode,
+};
 
 use super::*;
 
@@ -33,7 +35,7 @@ fn measured(target: &str, connections: i32, rate: Option<i64>, throughput: f64) 
             rate,
             ..Coordinates::default()
         },
-        outcome: "Measured".into(),
+        outcome: Outcome::Measured,
         throughput: Some(throughput),
         ..CellResult::default()
     }
@@ -141,11 +143,12 @@ fn failed_and_generator_bound_measurements_are_left_out_and_counted() {
         .iter()
         .map(|&n| measured("a", n as i32, None, usl_at(0.05, 0.0008, 1200.0, n)))
         .collect();
-    results[0].outcome = "Failed".into();
+    results[0].outcome = Outcome::Failed;
     results[0].throughput = None;
-    results[6]
-        .warnings
-        .push("GeneratorBound: the load pods used 97% of their CPU limit".into());
+    results[6].warnings.push(Warning::new(
+        WarningCode::GeneratorBound,
+        "the load pods used 97% of their CPU limit",
+    ));
     let e = &capacity(&run, &results)[0];
     assert_eq!(e.points, 5);
     assert_eq!(e.excluded.as_deref(), Some("1 failed, 1 generator-bound"));
@@ -168,17 +171,17 @@ fn a_run_that_sweeps_no_load_axis_has_no_capacity_entries() {
 fn a_rate_sweep_gives_the_highest_rate_that_met_the_slos() {
     let slo = serde_json::json!({"p99": "50ms"});
     let run = run(serde_json::json!({"rate": [100, 200, 300, 400]}), Some(slo));
-    let verdict = |rate, v: &str| {
+    let verdict = |rate, v: SloVerdict| {
         let mut r = measured("a", 1, Some(rate), rate as f64);
-        r.slo = Some(v.into());
+        r.slo = Some(v);
         r
     };
     let mut results = vec![
-        verdict(100, "Met"),
-        verdict(200, "Met"),
-        verdict(300, "Met"),
-        verdict(300, "Violated: p99 61ms > 50ms"),
-        verdict(400, "Violated: p99 300ms > 50ms"),
+        verdict(100, SloVerdict::Met),
+        verdict(200, SloVerdict::Met),
+        verdict(300, SloVerdict::Met),
+        verdict(300, SloVerdict::Violated(vec!["p99 61ms > 50ms".into()])),
+        verdict(400, SloVerdict::Violated(vec!["p99 300ms > 50ms".into()])),
     ];
     let e = &capacity(&run, &results)[0];
     assert_eq!((e.model.as_str(), e.connections), (SLO, Some(1)));
@@ -187,7 +190,7 @@ fn a_rate_sweep_gives_the_highest_rate_that_met_the_slos() {
         Some(200),
         "one repeat at 300 violated"
     );
-    results[1].outcome = "Failed".into();
+    results[1].outcome = Outcome::Failed;
     results[1].throughput = None;
     let e = &capacity(&run, &results)[0];
     assert_eq!(
@@ -215,7 +218,7 @@ fn a_rate_sweep_without_slos_or_with_none_met_says_why() {
     let violated: Vec<CellResult> = results
         .into_iter()
         .map(|mut r| {
-            r.slo = Some("Violated: p99".into());
+            r.slo = Some(SloVerdict::Violated(vec!["p99".into()]));
             r
         })
         .collect();

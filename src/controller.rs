@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use benchrun_api::{validate, BenchmarkRun, BenchmarkRunStatus, ValidatedRun};
+use benchrun_api::{validate, BenchmarkRun, BenchmarkRunStatus, Reason, ValidatedRun};
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -145,7 +145,7 @@ async fn reconcile(run: Arc<BenchmarkRun>, ctx: Arc<Context>) -> Result<Requeue>
             if error::announce(n) {
                 let note = Note {
                     warning: true,
-                    reason: "RetryingAfterError",
+                    reason: Reason::RetryingAfterError,
                     message: format!("{e}; retrying with backoff (failure {n} in a row)"),
                 };
                 publish(&ctx, &run, std::slice::from_ref(&note)).await;
@@ -211,7 +211,7 @@ async fn conclude(
     if decision.status != *status {
         patch_status(ctx, owner, &decision).await?;
         for r in decision.status.results.iter().skip(status.results.len()) {
-            ctx.metrics.measured(&r.outcome);
+            ctx.metrics.measured(r.outcome.as_str());
         }
     }
     publish(ctx, run, &decision.notes).await;
@@ -508,7 +508,7 @@ async fn publish(ctx: &Context, run: &BenchmarkRun, notes: &[Note]) {
             secondary: None,
         };
         if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-            tracing::warn!(error = %e, reason = n.reason, "failed to publish an event");
+            tracing::warn!(error = %e, reason = n.reason.as_str(), "failed to publish an event");
         }
     }
 }

@@ -3,7 +3,7 @@
 //! measured windows the status says are due ([`plan::collections_due`]). Produces
 //! [`Observed`] for the planner.
 
-use benchrun_api::{stage, BenchmarkRun, BenchmarkRunStatus, Coordinates, ValidatedRun};
+use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, Coordinates, Stage, ValidatedRun};
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -178,12 +178,12 @@ pub async fn observe(
         o.load_nodes.dedup();
         o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
     }
-    let stage = status.current.as_ref().map(|c| c.stage.as_str());
+    let stage = status.current.as_ref().map(|c| c.stage);
     // What is recorded with the result when the load has ended: the image's size and the
     // baseline run's figures.
     let load_over = match stage {
-        Some(stage::LOADING) => matches!(o.job, JobObserved::Succeeded(_)),
-        Some(stage::COLLECTING) => o
+        Some(Stage::Loading) => matches!(o.job, JobObserved::Succeeded(_)),
+        Some(Stage::Collecting) => o
             .detail
             .as_ref()
             .is_some_and(|load| now.as_millisecond() >= plan::scrape_ready_at(load)),
@@ -200,7 +200,7 @@ pub async fn observe(
         o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
     }
     // A run an older operator left collecting: read its window here, as it did.
-    if let (Some(stage::COLLECTING), Some(load)) = (stage, &o.detail) {
+    if let (Some(Stage::Collecting), Some(load)) = (stage, &o.detail) {
         let w = Window {
             target_name: &target_name,
             job_name: &job_name,

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use benchrun_api::validate::FieldError;
 use benchrun_api::{
-    condition, phase, BenchmarkRunStatus, CellResult, CurrentMeasurement, ServiceAddress,
-    ValidatedRun,
+    BenchmarkRunStatus, CellResult, ConditionType, CurrentMeasurement, Phase, Reason,
+    ServiceAddress, ValidatedRun,
 };
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
@@ -111,8 +111,8 @@ pub enum Action {
 pub struct Note {
     /// Warning rather than Normal.
     pub warning: bool,
-    /// PascalCase reason.
-    pub reason: &'static str,
+    /// Why, in one word.
+    pub reason: Reason,
     /// Human-readable message.
     pub message: String,
 }
@@ -231,24 +231,21 @@ pub fn collections_due(status: &BenchmarkRunStatus, now: Timestamp) -> Vec<Colle
 
 /// True for `Succeeded` and `Failed`.
 pub fn is_finished(status: &BenchmarkRunStatus) -> bool {
-    matches!(
-        status.phase.as_deref(),
-        Some(phase::SUCCEEDED | phase::FAILED)
-    )
+    matches!(status.phase, Some(Phase::Succeeded | Phase::Failed))
 }
 
 /// Sets a condition, keeping its transition time when the status did not change.
 pub fn set_condition(
     conditions: &mut Vec<Condition>,
-    type_: &str,
+    type_: ConditionType,
     status: bool,
-    reason: &str,
+    reason: Reason,
     message: String,
     now: Timestamp,
     generation: Option<i64>,
 ) {
     let status = if status { "True" } else { "False" }.to_string();
-    let old = conditions.iter().position(|c| c.type_ == type_);
+    let old = conditions.iter().position(|c| c.type_ == type_.as_str());
     let last_transition_time = match old {
         Some(i) if conditions[i].status == status => conditions[i].last_transition_time.clone(),
         _ => Time(now),
@@ -275,7 +272,7 @@ pub fn plan_invalid(
     now: Timestamp,
 ) -> Decision {
     let why = "the spec is invalid; see the Accepted condition";
-    plan_rejected(status, "InvalidSpec", why, errors, generation, now)
+    plan_rejected(status, Reason::InvalidSpec, why, errors, generation, now)
 }
 
 /// A valid spec that names what the operator's allow-lists ([`crate::policy`]) exclude: the
@@ -287,12 +284,12 @@ pub fn plan_not_allowed(
     now: Timestamp,
 ) -> Decision {
     let why = "the operator's allow-lists refuse the run; see the Accepted condition";
-    plan_rejected(status, "NotAllowed", why, errors, generation, now)
+    plan_rejected(status, Reason::NotAllowed, why, errors, generation, now)
 }
 
 fn plan_rejected(
     status: &BenchmarkRunStatus,
-    reason: &'static str,
+    reason: Reason,
     why: &str,
     errors: &[FieldError],
     generation: Option<i64>,
@@ -300,7 +297,7 @@ fn plan_rejected(
 ) -> Decision {
     let mut s = status.clone();
     let message = benchrun_api::validate::describe(errors);
-    let notes = if s.phase.as_deref() == Some(phase::FAILED) {
+    let notes = if s.phase == Some(Phase::Failed) {
         Vec::new()
     } else {
         vec![Note {
@@ -309,12 +306,12 @@ fn plan_rejected(
             message: message.clone(),
         }]
     };
-    s.phase = Some(phase::FAILED.into());
+    s.phase = Some(Phase::Failed.into());
     s.observed_generation = generation;
     s.current = None;
     set_condition(
         &mut s.conditions,
-        condition::ACCEPTED,
+        ConditionType::Accepted,
         false,
         reason,
         message,
@@ -323,7 +320,7 @@ fn plan_rejected(
     );
     set_condition(
         &mut s.conditions,
-        condition::FAILED,
+        ConditionType::Failed,
         true,
         reason,
         why.into(),
@@ -349,7 +346,7 @@ pub fn plan(
     p.status.total = Some(run.total() as i32);
     if is_finished(status) {
         p.finished();
-    } else if status.phase.as_deref() != Some(phase::RUNNING) {
+    } else if status.phase != Some(Phase::Running) {
         p.start();
     } else {
         p.step();
@@ -375,11 +372,11 @@ pub fn plan_refused(
         "the apiserver refused {} ({}): {}",
         refusal.child, refusal.code, refusal.message
     );
-    p.note(true, "ApplyRefused", reason.clone());
+    p.note(true, Reason::ApplyRefused, reason.clone());
     p.condition(
-        condition::CHILDREN_APPLIED,
+        ConditionType::ChildrenApplied,
         false,
-        "ApplyRefused",
+        Reason::ApplyRefused,
         reason.clone(),
     );
     match &refusal.action {

@@ -3,7 +3,7 @@
 use super::tests::{at, cond, obs, ready_target, running, SPEC};
 use super::*;
 use crate::observed::{JobObserved, Observed, TargetObserved};
-use benchrun_api::stage;
+use benchrun_api::{ConditionType, Outcome, Phase, Stage};
 
 fn refused(action: Action) -> Refusal {
     Refusal {
@@ -17,7 +17,7 @@ fn refused(action: Action) -> Refusal {
 #[test]
 fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiservers_message() {
     let run = benchrun_api::validate(&serde_yaml::from_str(SPEC).unwrap()).unwrap();
-    let status = running(0, 0, stage::DEPLOYING, 0);
+    let status = running(0, 0, Stage::Deploying, 0);
     let d = plan_refused(
         &run,
         &status,
@@ -31,7 +31,7 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
     // Cells 0 and 1 share the 250m configuration: 2 cells × 2 repeats fail at once, at once.
     assert_eq!(d.status.results.len(), 4);
     for r in &d.status.results {
-        assert_eq!(r.outcome, "Failed");
+        assert_eq!(r.outcome, Outcome::Failed);
         let reason = r.reason.as_deref().unwrap();
         assert!(
             reason.contains("refused Deployment demo-web-0123abcd (422)"),
@@ -39,7 +39,7 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
         );
         assert!(reason.contains("nodeSelector: Invalid value"), "{reason}");
     }
-    let c = cond(&d.status, condition::CHILDREN_APPLIED);
+    let c = cond(&d.status, ConditionType::ChildrenApplied);
     assert_eq!(
         (c.status.as_str(), c.reason.as_str()),
         ("False", "ApplyRefused")
@@ -48,10 +48,10 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
     assert!(d
         .notes
         .iter()
-        .any(|n| n.warning && n.reason == "ApplyRefused"));
+        .any(|n| n.warning && n.reason == Reason::ApplyRefused));
     // The run moves on to the next configuration without retrying the refused one.
     let cur = d.status.current.unwrap();
-    assert_eq!((cur.cell, cur.stage.as_str()), (2, stage::DEPLOYING));
+    assert_eq!((cur.cell, cur.stage), (2, Stage::Deploying));
     assert!(!d.actions.contains(&Action::ApplyTarget {
         cell: 0,
         services: vec![]
@@ -73,14 +73,14 @@ fn refused_job_or_detail_fails_only_its_measurement() {
         repeat: 1,
         json: "{}".into(),
     };
-    for (action, stage_) in [(job, stage::DEPLOYING), (detail, stage::LOADING)] {
+    for (action, stage_) in [(job, Stage::Deploying), (detail, Stage::Loading)] {
         let status = running(0, 1, stage_, 0);
         let d = plan_refused(&run, &status, &obs(), &refused(action), at(1000));
         assert_eq!(d.status.results.len(), 1, "{stage_}");
         let r = &d.status.results[0];
         assert_eq!((r.cell, r.repeat, r.outcome.as_str()), (0, 1, "Failed"));
         assert!(r.reason.as_deref().unwrap().contains("Invalid value"));
-        assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+        assert_eq!(d.status.phase, Some(Phase::Running));
     }
 }
 
@@ -95,7 +95,7 @@ fn a_refused_last_measurement_finishes_the_run_and_frees_the_slot() {
     let run = benchrun_api::validate(&serde_yaml::from_str(&one).unwrap()).unwrap();
     let d = plan_refused(
         &run,
-        &running(0, 0, stage::DEPLOYING, 0),
+        &running(0, 0, Stage::Deploying, 0),
         &obs(),
         &refused(Action::ApplyTarget {
             cell: 0,
@@ -103,7 +103,7 @@ fn a_refused_last_measurement_finishes_the_run_and_frees_the_slot() {
         }),
         at(1000),
     );
-    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
+    assert_eq!(d.status.phase, Some(Phase::Failed));
     assert!(d.status.current.is_none());
 }
 
@@ -113,7 +113,7 @@ fn ready_timeout_fires_without_applying_again() {
     // Nothing was ever created: every apply so far failed.
     let d = plan(
         &run,
-        &running(0, 0, stage::DEPLOYING, 0),
+        &running(0, 0, Stage::Deploying, 0),
         &obs(),
         at(181_000),
     );
@@ -133,7 +133,7 @@ fn ready_timeout_fires_without_applying_again() {
     };
     let d = plan(
         &run,
-        &running(2, 0, stage::DEPLOYING, 0),
+        &running(2, 0, Stage::Deploying, 0),
         &stuck,
         at(181_000),
     );
@@ -155,13 +155,13 @@ fn a_ready_target_whose_job_cannot_be_created_fails_once_retries_outlast_the_sta
         ..obs()
     };
     // Within the ready timeout plus a minute: the Job is still tried.
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(200_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(200_000));
     assert!(d
         .actions
         .iter()
         .any(|a| matches!(a, Action::CreateJob { .. })));
     // Past it, while retrying: the measurement fails with no further apply.
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(241_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(241_000));
     assert!(d
         .actions
         .iter()
@@ -184,6 +184,6 @@ fn a_restarted_operator_still_collects_a_job_that_finished_long_ago() {
         ..obs()
     };
     // An hour in Loading, but no failing reconcile: this is a restart, not a stall.
-    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(3_600_000));
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(3_600_000));
     super::tests::assert_recorded_due(&d, 0, 0, 20_000);
 }

@@ -1,10 +1,11 @@
 //! Statuses for the planner's property tests, and the leaves they are made of: statuses
 //! that need not agree with the run (another spec version's, or edited by hand), with indices
-//! out of range, results of the wrong length, negative counts, odd phases, stages and times.
+//! out of range, results of the wrong length, negative counts, odd phases, stages and times
+//! (every phase and stage is a word of its vocabulary: the status cannot hold another).
 
 use benchrun_api::{
-    phase, stage, BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, Latency,
-    MetricsPending, TargetUsage,
+    BenchmarkRunStatus, CellResult, Coordinates, CurrentMeasurement, Latency, MetricsPending,
+    Outcome, Phase, SloVerdict, Stage, TargetUsage, Warning, WarningCode,
 };
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -58,25 +59,29 @@ pub fn text(list: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop_oneof![4 => prop::sample::select(list).prop_map(String::from), 1 => ".{0,12}"]
 }
 
-const PHASES: &[&str] = &[
-    phase::PENDING,
-    phase::QUEUED,
-    phase::RUNNING,
-    phase::RUNNING,
-    phase::SUCCEEDED,
-    phase::FAILED,
-    "",
+/// Any word of a vocabulary, the first ones more often (they are listed by weight).
+fn word<T: Clone + std::fmt::Debug + 'static>(all: &'static [T]) -> impl Strategy<Value = T> {
+    prop::sample::select(all)
+}
+
+const WARNINGS: &[WarningCode] = &[
+    WarningCode::HighVariance,
+    WarningCode::MetricsPending,
+    WarningCode::MetricsUnavailable,
+    WarningCode::NoWarmup,
 ];
-const STAGES: &[&str] = &[stage::DEPLOYING, stage::LOADING, stage::COLLECTING, ""];
-const WARNINGS: &[&str] = &[
-    "HighVariance: x",
-    "MetricsPending: x",
-    "MetricsUnavailable: x",
-    "NoWarmup: x",
-    ":",
-    "",
-];
-const VERDICTS: &[&str] = &["Met", "Violated: p99 1s > 200ms", "Violated", ""];
+
+fn warning() -> impl Strategy<Value = Warning> {
+    (word(WARNINGS), ".{0,6}").prop_map(|(code, message)| Warning::new(code, message))
+}
+
+fn verdict() -> impl Strategy<Value = SloVerdict> {
+    prop_oneof![
+        Just(SloVerdict::Met),
+        Just(SloVerdict::Violated(vec!["p99 1s > 200ms".into()])),
+        Just(SloVerdict::Violated(Vec::new())),
+    ]
+}
 const REASONS: &[&str] = &[
     "WaitingForPrometheus",
     "CollectingMetrics",
@@ -173,50 +178,37 @@ fn cell_result() -> impl Strategy<Value = CellResult> {
         usage(),
     );
     let record = (
-        prop::collection::vec(text(WARNINGS), 0..3),
-        prop::option::of(text(VERDICTS)),
+        prop::collection::vec(warning(), 0..3),
+        prop::option::of(verdict()),
         prop::option::of(pending()),
         index32(),
         prop::option::of(prop::sample::select(vec![1000, i64::MAX])),
     );
-    (
-        index32(),
-        index32(),
-        text(&["Measured", "Failed"]),
-        figures,
-        record,
-    )
-        .prop_map(
-            |(
+    (index32(), index32(), word(Outcome::ALL), figures, record).prop_map(
+        |(cell, repeat, outcome, (requests, throughput, error_rate, latency_ms, usage), rec)| {
+            let (warnings, slo, metrics_pending, restarts, rate) = rec;
+            CellResult {
                 cell,
                 repeat,
+                coordinates: Coordinates {
+                    rate,
+                    ..Coordinates::default()
+                },
                 outcome,
-                (requests, throughput, error_rate, latency_ms, usage),
-                rec,
-            )| {
-                let (warnings, slo, metrics_pending, restarts, rate) = rec;
-                CellResult {
-                    cell,
-                    repeat,
-                    coordinates: Coordinates {
-                        rate,
-                        ..Coordinates::default()
-                    },
-                    outcome,
-                    requests,
-                    throughput,
-                    error_rate,
-                    latency_ms,
-                    usage,
-                    restarts,
-                    oom_kills: restarts,
-                    warnings,
-                    slo,
-                    metrics_pending,
-                    ..CellResult::default()
-                }
-            },
-        )
+                requests,
+                throughput,
+                error_rate,
+                latency_ms,
+                usage,
+                restarts,
+                oom_kills: restarts,
+                warnings,
+                slo,
+                metrics_pending,
+                ..CellResult::default()
+            }
+        },
+    )
 }
 
 fn condition() -> impl Strategy<Value = Condition> {
@@ -238,7 +230,7 @@ pub fn status() -> impl Strategy<Value = BenchmarkRunStatus> {
     let current = (
         index32(),
         index32(),
-        text(STAGES),
+        word(Stage::ALL),
         time(),
         prop::option::of(".{0,8}"),
     )
@@ -250,7 +242,7 @@ pub fn status() -> impl Strategy<Value = BenchmarkRunStatus> {
             job,
         });
     (
-        prop::option::of(text(PHASES)),
+        prop::option::of(word(Phase::ALL)),
         prop::collection::vec(condition(), 0..4),
         prop::option::of(index32()),
         prop::option::of(time()),

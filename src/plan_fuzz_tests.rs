@@ -5,8 +5,8 @@
 //!
 //! 256 cases per property by default; set `PROPTEST_CASES` for a longer run.
 
-use benchrun_api::stage;
 use benchrun_api::validate::FieldError;
+use benchrun_api::{Phase, Stage};
 use proptest::prelude::*;
 
 use super::*;
@@ -24,8 +24,6 @@ mod status_inputs;
 use observed_inputs::{extra, load_result, observed};
 use runs::run;
 use status_inputs::{index, index32, status, timestamp, usage};
-
-const STAGES: &[&str] = &[stage::DEPLOYING, stage::LOADING, stage::COLLECTING];
 
 /// Checks that every action of `d` can be carried out: its cell and repeat are in range, and
 /// the child it applies builds.
@@ -91,7 +89,7 @@ fn align(
     status: &mut BenchmarkRunStatus,
     obs: &mut Observed,
     now: Timestamp,
-    stage: Option<&str>,
+    stage: Option<Stage>,
 ) {
     let Some((cell, repeat)) = focus(run, status) else {
         return;
@@ -102,11 +100,11 @@ fn align(
     let Some(stage) = stage else {
         return;
     };
-    status.phase = Some(phase::RUNNING.into());
+    status.phase = Some(Phase::Running.into());
     status.current = Some(CurrentMeasurement {
         cell: cell as i32,
         repeat: repeat as i32,
-        stage: stage.into(),
+        stage,
         since: Time(now),
         job: obs.jobs.first().cloned(),
     });
@@ -152,7 +150,7 @@ proptest! {
         run in run(),
         status in status(),
         mut obs in observed(),
-        agree in prop::option::of(prop::option::of(prop::sample::select(STAGES))),
+        agree in prop::option::of(prop::option::of(prop::sample::select(Stage::ALL))),
         now in timestamp(),
     ) {
         let mut status = status;
@@ -261,7 +259,7 @@ mod regressions {
             service_ip: Some("10.96.0.7".into()),
             ..obs()
         };
-        let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+        let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
         assert!(
             d.actions
                 .iter()
@@ -282,7 +280,7 @@ mod regressions {
         };
         let d = plan(
             &run,
-            &running(0, 0, stage::COLLECTING, 0),
+            &running(0, 0, Stage::Collecting, 0),
             &o,
             Timestamp::MIN,
         );
@@ -294,7 +292,7 @@ mod regressions {
     #[test]
     fn a_deferred_collection_given_up_after_the_most_attempts_counts_them() {
         let run = validated(SPEC);
-        let mut status = running(1, 0, stage::DEPLOYING, 0);
+        let mut status = running(1, 0, Stage::Deploying, 0);
         status.results = vec![CellResult {
             metrics_pending: Some(MetricsPending {
                 attempts: i32::MAX,
@@ -319,7 +317,7 @@ mod regressions {
         assert!(
             r.warnings
                 .iter()
-                .any(|w| w.contains("(2147483647 attempts; last: down)")),
+                .any(|w| w.to_string().contains("(2147483647 attempts; last: down)")),
             "{:?}",
             r.warnings
         );

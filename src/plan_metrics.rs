@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use benchrun_api::{condition, CellResult, MetricsPending};
+use benchrun_api::{CellResult, ConditionType, MetricsPending, Reason};
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -27,9 +27,9 @@ use crate::results;
 use crate::validity;
 
 /// Reason of `Running=True` while a load waits for Prometheus.
-const WAITING_FOR_PROMETHEUS: &str = "WaitingForPrometheus";
+const WAITING_FOR_PROMETHEUS: Reason = Reason::WaitingForPrometheus;
 /// Reason of `Running=True` once every measurement is done but some figures are pending.
-const COLLECTING_METRICS: &str = "CollectingMetrics";
+const COLLECTING_METRICS: Reason = Reason::CollectingMetrics;
 
 fn ms_to_time(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::MAX)
@@ -66,7 +66,7 @@ impl Planner<'_> {
         results::set_metrics_warning(r, validity::metrics_pending(&error, give_up_at));
         self.note(
             true,
-            "MetricsDeferred",
+            Reason::MetricsDeferred,
             format!(
                 "{}: Prometheus could not be reached ({error}); the load figures are kept and CPU and memory will be read for the same window when it answers (until {})",
                 label(r),
@@ -87,7 +87,11 @@ impl Planner<'_> {
         r.metrics_pending = None;
         r.metrics_due = None;
         results::set_metrics_warning(r, validity::metrics_given_up(&why));
-        self.note(true, "MetricsUnavailable", format!("{}: {why}", label(r)));
+        self.note(
+            true,
+            Reason::MetricsUnavailable,
+            format!("{}: {why}", label(r)),
+        );
     }
 
     /// Fills in, reschedules or gives up the collections observed in this reconcile (due
@@ -192,7 +196,7 @@ impl Planner<'_> {
         let (Some(cpu), Some(mem)) = (u.cpu_avg_cores, u.memory_avg_bytes) else {
             return self.note(
                 true,
-                "MetricsUnavailable",
+                Reason::MetricsUnavailable,
                 format!(
                     "{}: Prometheus answered again but had no CPU or memory samples of the window",
                     label(r)
@@ -201,7 +205,7 @@ impl Planner<'_> {
         };
         self.note(
             false,
-            "MetricsCollected",
+            Reason::MetricsCollected,
             format!(
                 "{}: CPU {cpu:.3} cores, memory {:.1} MiB, read after Prometheus came back ({} failed attempts since {})",
                 label(r),
@@ -263,7 +267,12 @@ impl Planner<'_> {
         if self.running_reason() != Some(WAITING_FOR_PROMETHEUS) {
             self.note(true, WAITING_FOR_PROMETHEUS, message.clone());
         }
-        self.condition(condition::RUNNING, true, WAITING_FOR_PROMETHEUS, message);
+        self.condition(
+            ConditionType::Running,
+            true,
+            WAITING_FOR_PROMETHEUS,
+            message,
+        );
         self.requeue_for_pending();
         true
     }
@@ -279,16 +288,16 @@ impl Planner<'_> {
         if self.running_reason() != Some(COLLECTING_METRICS) && self.metrics_pending() {
             self.note(false, COLLECTING_METRICS, message.clone());
         }
-        self.condition(condition::RUNNING, true, COLLECTING_METRICS, message);
+        self.condition(ConditionType::Running, true, COLLECTING_METRICS, message);
         self.requeue_for_pending();
     }
 
-    fn running_reason(&self) -> Option<&str> {
+    fn running_reason(&self) -> Option<Reason> {
         self.status
             .conditions
             .iter()
-            .find(|c| c.type_ == condition::RUNNING)
-            .map(|c| c.reason.as_str())
+            .find(|c| c.type_ == ConditionType::Running.as_str())
+            .and_then(|c| c.reason.parse().ok())
     }
 
     /// The measurements whose CPU and memory wait for Prometheus (`with_due`: also those whose

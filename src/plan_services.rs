@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use benchrun_api::{CurrentMeasurement, ServiceAddress};
+use benchrun_api::{CurrentMeasurement, Reason, ServiceAddress};
 
 use super::{has_result, Action, Planner};
 use crate::observed::SeedObserved;
@@ -85,7 +85,7 @@ impl Planner<'_> {
                     let job = crate::names::seed_job_name(&self.obs.run_name, &s.name);
                     self.note(
                         false,
-                        "Seeding",
+                        Reason::Seeding,
                         format!("backing service {}: seeding Job {job}", s.name),
                     );
                     seeding = true;
@@ -140,7 +140,7 @@ impl Planner<'_> {
         }
         self.note(
             true,
-            "MeasurementFailed",
+            Reason::MeasurementFailed,
             format!("all {} remaining measurements: {reason}", failed.len()),
         );
         self.record(failed);

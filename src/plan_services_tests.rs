@@ -5,7 +5,7 @@ use super::tests::{at, obs, ready_target, running, SPEC};
 use super::*;
 use crate::builders::fixtures::run as validated;
 use crate::observed::{SeedObserved, ServiceObserved};
-use benchrun_api::{stage, ServiceAddress};
+use benchrun_api::{Phase, ServiceAddress, Stage};
 
 fn spec() -> String {
     format!(
@@ -45,13 +45,13 @@ use crate::observed::TargetObserved;
 #[test]
 fn services_are_applied_first_and_the_target_waits_for_them() {
     let run = validated(&spec());
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &obs(), at(1000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &obs(), at(1000));
     assert_eq!(d.actions, vec![Action::ApplyServices]);
     assert_eq!(d.requeue, Some(Duration::from_secs(2)));
     // One ready, one not: still no target.
     let mut o = obs();
     o.services = vec![up("store", "10.96.0.10", SeedObserved::Absent)];
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(2000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(2000));
     assert_eq!(d.actions, vec![Action::ApplyServices]);
 }
 
@@ -63,7 +63,7 @@ fn a_ready_service_is_seeded_once_with_every_address_before_the_target() {
         up("store", "10.96.0.10", SeedObserved::Absent),
         up("cache", "10.96.0.11", SeedObserved::Absent),
     ];
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(6000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(6000));
     assert_eq!(
         d.actions,
         vec![
@@ -75,9 +75,9 @@ fn a_ready_service_is_seeded_once_with_every_address_before_the_target() {
         ],
         "only the service with a seed step is seeded"
     );
-    assert_eq!(d.notes[0].reason, "Seeding");
+    assert_eq!(d.notes[0].reason, Reason::Seeding);
     o.services[0].seed = SeedObserved::Running;
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(8000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(8000));
     assert_eq!(d.actions, vec![Action::ApplyServices]);
 }
 
@@ -95,7 +95,7 @@ fn the_target_gets_the_addresses_and_its_timeout_counts_from_the_seeding() {
     ];
     // 4 minutes after the measurement began, past the 3-minute ready timeout, but only 40 s
     // after the seeding finished: the target is applied, not failed.
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(240_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(240_000));
     assert_eq!(
         d.actions,
         vec![
@@ -108,7 +108,7 @@ fn the_target_gets_the_addresses_and_its_timeout_counts_from_the_seeding() {
     );
     assert!(d.status.results.is_empty());
     // 3 minutes after the seeding: the target's own timeout.
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(380_001));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(380_001));
     assert_eq!(
         d.status.results.len(),
         4,
@@ -134,13 +134,13 @@ fn a_failed_seeding_fails_every_remaining_measurement_and_cleans_up() {
         up("cache", "10.96.0.11", SeedObserved::Absent),
     ];
     o.service_children = true;
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(9000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(9000));
     assert_eq!(d.status.results.len(), 8);
     assert_eq!(
         d.status.results[7].reason.as_deref(),
         Some("seeding backing service store failed: BackoffLimitExceeded: x")
     );
-    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
+    assert_eq!(d.status.phase, Some(Phase::Failed));
     assert_eq!(d.actions, vec![Action::DeleteServices]);
 }
 
@@ -156,12 +156,12 @@ fn a_service_that_never_becomes_ready_fails_the_run_with_its_problem() {
         },
         ..ServiceObserved::default()
     }];
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(179_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(179_000));
     assert!(
         d.status.results.is_empty(),
         "still within the ready timeout"
     );
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(180_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(180_000));
     assert_eq!(d.status.results.len(), 8);
     assert_eq!(
         d.status.results[0].reason.as_deref(),
@@ -180,7 +180,7 @@ fn a_refused_service_apply_fails_the_remaining_measurements() {
     };
     let d = plan_refused(
         &run,
-        &running(0, 0, stage::DEPLOYING, 0),
+        &running(0, 0, Stage::Deploying, 0),
         &obs(),
         &refusal,
         at(1000),

@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use benchrun_api::validate::{CleanupPolicy, Warmup};
-use benchrun_api::{condition, phase, stage, CellResult, CurrentMeasurement, MetricsDue};
+use benchrun_api::{
+    CellResult, ConditionType, CurrentMeasurement, MetricsDue, Outcome, Phase, Reason, Stage,
+};
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -24,7 +26,7 @@ const STALL_GRACE: Duration = Duration::from_secs(60);
 use crate::results::{self, PodFacts};
 
 impl Planner<'_> {
-    pub(super) fn note(&mut self, warning: bool, reason: &'static str, message: String) {
+    pub(super) fn note(&mut self, warning: bool, reason: Reason, message: String) {
         self.notes.push(Note {
             warning,
             reason,
@@ -32,7 +34,13 @@ impl Planner<'_> {
         });
     }
 
-    pub(super) fn condition(&mut self, type_: &str, ok: bool, reason: &str, message: String) {
+    pub(super) fn condition(
+        &mut self,
+        type_: ConditionType,
+        ok: bool,
+        reason: Reason,
+        message: String,
+    ) {
         let generation = self.obs.generation;
         set_condition(
             &mut self.status.conditions,
@@ -68,7 +76,7 @@ impl Planner<'_> {
             Some(w) => format!("the spec is valid; warning: {w}"),
             None => "the spec is valid".into(),
         };
-        self.condition(condition::ACCEPTED, true, "Valid", message);
+        self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }
 
     pub(super) fn start(&mut self) {
@@ -77,26 +85,26 @@ impl Planner<'_> {
                 "waiting for a measuring slot, held by {}",
                 holders.join(", ")
             );
-            if self.status.phase.as_deref() != Some(phase::QUEUED) {
-                self.note(false, "Queued", message.clone());
+            if self.status.phase != Some(Phase::Queued) {
+                self.note(false, Reason::Queued, message.clone());
             }
-            self.status.phase = Some(phase::QUEUED.into());
+            self.status.phase = Some(Phase::Queued.into());
             self.accept();
-            self.condition(condition::RUNNING, false, "Queued", message);
+            self.condition(ConditionType::Running, false, Reason::Queued, message);
             self.progress();
             self.after(Duration::from_secs(5));
             return;
         }
-        self.status.phase = Some(phase::RUNNING.into());
+        self.status.phase = Some(Phase::Running.into());
         self.status.start_time.get_or_insert(Time(self.now));
         self.accept();
         if let Some(w) = self.run.short_window_warning() {
-            self.note(true, crate::validity::code::WINDOW_TOO_SHORT, w);
+            self.note(true, Reason::WindowTooShort, w.to_string());
         }
         self.set_measuring();
         self.note(
             false,
-            "Started",
+            Reason::Started,
             format!("{} measurements", self.run.total()),
         );
         self.progress();
@@ -110,7 +118,7 @@ impl Planner<'_> {
             self.run.cells.len(),
             self.run.repeats
         );
-        self.condition(condition::RUNNING, true, "Measuring", message);
+        self.condition(ConditionType::Running, true, Reason::Measuring, message);
     }
 
     /// Moves to the next measurement without a result, or finishes the run once no
@@ -121,7 +129,7 @@ impl Planner<'_> {
                 self.status.current = Some(CurrentMeasurement {
                     cell: cell as i32,
                     repeat: repeat as i32,
-                    stage: stage::DEPLOYING.into(),
+                    stage: Stage::Deploying.into(),
                     since: Time(self.now),
                     job: None,
                 });
@@ -144,7 +152,7 @@ impl Planner<'_> {
             self.advance();
             return;
         };
-        let (limit, stalled) = self.stage_limit(&cur.stage);
+        let (limit, stalled) = self.stage_limit(cur.stage);
         if self.obs.retrying && self.elapsed(&cur.since) > limit {
             // Reconciles keep failing (an apply or a read) before the stage's own check can end
             // it: give up the measurement rather than hold the measuring slot. Only while
@@ -157,28 +165,28 @@ impl Planner<'_> {
             self.fail_measurement(cell, repeat, reason);
             return;
         }
-        match cur.stage.as_str() {
-            stage::LOADING => self.loading(&cur, cell, repeat),
-            stage::COLLECTING => self.collecting(cell, repeat),
-            _ => self.deploying(&cur, cell, repeat),
+        match cur.stage {
+            Stage::Loading => self.loading(&cur, cell, repeat),
+            Stage::Collecting => self.collecting(cell, repeat),
+            Stage::Deploying => self.deploying(&cur, cell, repeat),
         }
     }
 
     /// The longest a measurement may stay in `stage` before it fails for lack of progress,
     /// and what was stuck. Past each stage's own limit (the ready timeout, the load Job's
     /// deadline), so that limit reports first whenever a reconcile gets that far.
-    pub(super) fn stage_limit(&self, stage: &str) -> (Duration, &'static str) {
+    pub(super) fn stage_limit(&self, stage: Stage) -> (Duration, &'static str) {
         match stage {
-            stage::LOADING => (
+            Stage::Loading => (
                 self.run.expected_load_time() + self.run.load_grace + STALL_GRACE * 2,
                 "the load result could not be read or stored",
             ),
-            stage::COLLECTING => (
+            Stage::Collecting => (
                 SCRAPE_SETTLE + STALL_GRACE * 5,
                 "the result could not be collected",
             ),
             // Backing services come up and are seeded first, then the target.
-            _ => (
+            Stage::Deploying => (
                 self.services_time() + self.run.ready_timeout + STALL_GRACE,
                 "the target or the load Job could not be applied",
             ),
@@ -279,11 +287,11 @@ impl Planner<'_> {
             }
             self.note(
                 false,
-                "LoadStarted",
+                Reason::LoadStarted,
                 format!("cell {cell} repeat {repeat}: load Job {job}"),
             );
             self.status.current = Some(CurrentMeasurement {
-                stage: stage::LOADING.into(),
+                stage: Stage::Loading.into(),
                 since: Time(self.now),
                 job: Some(job),
                 ..cur.clone()
@@ -299,7 +307,7 @@ impl Planner<'_> {
             JobObserved::Absent => {
                 // Lost before it was created (or deleted by hand): deploy and create it again.
                 self.status.current = Some(CurrentMeasurement {
-                    stage: stage::DEPLOYING.into(),
+                    stage: Stage::Deploying.into(),
                     job: None,
                     ..cur.clone()
                 });
@@ -376,7 +384,7 @@ impl Planner<'_> {
         });
         self.note(
             false,
-            "Measured",
+            Reason::Measured,
             format!(
                 "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms (CPU and memory read from {})",
                 load.throughput,
@@ -453,7 +461,7 @@ impl Planner<'_> {
         }
         self.note(
             false,
-            "Measured",
+            Reason::Measured,
             format!(
                 "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms{}",
                 load.throughput,
@@ -546,14 +554,14 @@ impl Planner<'_> {
         for (type_, ok, reason, message) in
             results::result_conditions(self.run, &self.status.results)
         {
-            self.condition(type_, ok, &reason, message);
+            self.condition(type_, ok, reason, message);
         }
     }
 
     pub(super) fn fail_measurement(&mut self, cell: usize, repeat: usize, reason: String) {
         self.note(
             true,
-            "MeasurementFailed",
+            Reason::MeasurementFailed,
             format!("cell {cell} repeat {repeat}: {reason}"),
         );
         let result = results::failed_result(self.run, &self.run.cells[cell], repeat, reason);
@@ -574,7 +582,7 @@ impl Planner<'_> {
         }
         self.note(
             true,
-            "MeasurementFailed",
+            Reason::MeasurementFailed,
             format!(
                 "cells of target configuration of cell {cell} ({} measurements): {reason}",
                 failed.len()
@@ -588,10 +596,10 @@ impl Planner<'_> {
             .status
             .results
             .iter()
-            .filter(|r| r.outcome == results::MEASURED)
+            .filter(|r| r.outcome == Outcome::Measured)
             .count();
         let ok = measured > 0;
-        self.status.phase = Some(if ok { phase::SUCCEEDED } else { phase::FAILED }.into());
+        self.status.phase = Some(if ok { Phase::Succeeded } else { Phase::Failed }.into());
         self.status.current = None;
         self.status.completion_time = Some(Time(self.now));
         self.status.summary = Some(results::summarize(self.run, &self.status.results));
@@ -599,27 +607,47 @@ impl Planner<'_> {
         self.progress();
         let total = self.status.results.len();
         let message = format!("{measured} of {total} measurements measured");
-        self.condition(condition::RUNNING, false, "Completed", message.clone());
+        self.condition(
+            ConditionType::Running,
+            false,
+            Reason::Completed,
+            message.clone(),
+        );
         if ok {
-            self.condition(condition::SUCCEEDED, true, "Completed", message.clone());
-            self.condition(condition::FAILED, false, "Completed", message.clone());
-            self.note(false, "Completed", message);
-        } else {
             self.condition(
-                condition::SUCCEEDED,
-                false,
-                "NothingMeasured",
+                ConditionType::Succeeded,
+                true,
+                Reason::Completed,
                 message.clone(),
             );
-            self.condition(condition::FAILED, true, "NothingMeasured", message.clone());
-            self.note(true, "Failed", message);
+            self.condition(
+                ConditionType::Failed,
+                false,
+                Reason::Completed,
+                message.clone(),
+            );
+            self.note(false, Reason::Completed, message);
+        } else {
+            self.condition(
+                ConditionType::Succeeded,
+                false,
+                Reason::NothingMeasured,
+                message.clone(),
+            );
+            self.condition(
+                ConditionType::Failed,
+                true,
+                Reason::NothingMeasured,
+                message.clone(),
+            );
+            self.note(true, Reason::Failed, message);
         }
         self.finished();
     }
 
     /// A finished run: clean up per policy (idempotently) and delete the run after its TTL.
     pub(super) fn finished(&mut self) {
-        let succeeded = self.status.phase.as_deref() == Some(phase::SUCCEEDED);
+        let succeeded = self.status.phase == Some(Phase::Succeeded);
         let clean = match self.run.cleanup {
             CleanupPolicy::Delete => true,
             CleanupPolicy::KeepOnFailure => succeeded,

@@ -2,9 +2,12 @@ use super::*;
 use crate::builders::fixtures::run as validated;
 use crate::kills::{ContainerFacts, RestartBaseline};
 use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
-use crate::{names, results, validity};
+use crate::{names, results};
 use benchrun_api::TargetUsage;
-use benchrun_api::{stage, CurrentMeasurement, MetricsDue};
+use benchrun_api::{
+    ConditionType, CurrentMeasurement, MetricsDue, Outcome, Phase, Reason, SloSummary, SloVerdict,
+    Stage, WarningCode,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 const T0: i64 = 1_764_511_200_000;
@@ -59,9 +62,9 @@ pub(crate) fn load_result(start_ms: i64) -> LoadResult {
     }
 }
 
-pub(crate) fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> BenchmarkRunStatus {
+pub(crate) fn running(cell: i32, repeat: i32, stage_: Stage, since_ms: i64) -> BenchmarkRunStatus {
     BenchmarkRunStatus {
-        phase: Some(phase::RUNNING.into()),
+        phase: Some(Phase::Running.into()),
         current: Some(CurrentMeasurement {
             cell,
             repeat,
@@ -73,10 +76,10 @@ pub(crate) fn running(cell: i32, repeat: i32, stage_: &str, since_ms: i64) -> Be
     }
 }
 
-pub(crate) fn cond<'a>(s: &'a BenchmarkRunStatus, t: &str) -> &'a Condition {
+pub(crate) fn cond<'a>(s: &'a BenchmarkRunStatus, t: ConditionType) -> &'a Condition {
     s.conditions
         .iter()
-        .find(|c| c.type_ == t)
+        .find(|c| c.type_ == t.as_str())
         .expect("condition present")
 }
 
@@ -84,16 +87,13 @@ pub(crate) fn cond<'a>(s: &'a BenchmarkRunStatus, t: &str) -> &'a Condition {
 fn new_run_with_a_free_slot_starts_deploying_the_first_cell() {
     let run = validated(SPEC);
     let d = plan(&run, &BenchmarkRunStatus::default(), &obs(), at(0));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.phase, Some(Phase::Running));
     let cur = d.status.current.clone().unwrap();
-    assert_eq!(
-        (cur.cell, cur.repeat, cur.stage.as_str()),
-        (0, 0, stage::DEPLOYING)
-    );
+    assert_eq!((cur.cell, cur.repeat, cur.stage), (0, 0, Stage::Deploying));
     assert_eq!(d.status.progress.as_deref(), Some("0/8"));
     assert_eq!(d.status.total, Some(8));
     assert_eq!(d.status.start_time, Some(Time(at(0))));
-    assert_eq!(cond(&d.status, condition::ACCEPTED).status, "True");
+    assert_eq!(cond(&d.status, ConditionType::Accepted).status, "True");
     assert!(d.requeue.is_some());
 }
 
@@ -105,25 +105,28 @@ fn a_duration_under_twenty_seconds_is_warned_about_once_when_the_run_starts() {
     let warned: Vec<_> = d
         .notes
         .iter()
-        .filter(|n| n.reason == "WindowTooShort")
+        .filter(|n| n.reason == Reason::WindowTooShort)
         .collect();
     assert_eq!(warned.len(), 1, "{:?}", d.notes);
     assert!(warned[0].warning);
     assert!(
-        cond(&d.status, condition::ACCEPTED)
+        cond(&d.status, ConditionType::Accepted)
             .message
             .contains("spec.load.duration 10s is shorter than 20s"),
         "{:?}",
         d.status.conditions
     );
     let again = plan(&run, &d.status, &obs(), at(1_000));
-    assert!(!again.notes.iter().any(|n| n.reason == "WindowTooShort"));
+    assert!(!again
+        .notes
+        .iter()
+        .any(|n| n.reason == Reason::WindowTooShort));
 
     let long = validated(&SPEC.replace("duration: 10s", "duration: 20s"));
     let d = plan(&long, &BenchmarkRunStatus::default(), &obs(), at(0));
-    assert!(!d.notes.iter().any(|n| n.reason == "WindowTooShort"));
+    assert!(!d.notes.iter().any(|n| n.reason == Reason::WindowTooShort));
     assert_eq!(
-        cond(&d.status, condition::ACCEPTED).message,
+        cond(&d.status, ConditionType::Accepted).message,
         "the spec is valid"
     );
 }
@@ -136,13 +139,13 @@ fn new_run_without_a_slot_is_queued_naming_the_holder() {
         ..obs()
     };
     let d = plan(&run, &BenchmarkRunStatus::default(), &o, at(0));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::QUEUED));
+    assert_eq!(d.status.phase, Some(Phase::Queued));
     assert!(d.status.current.is_none());
     assert!(d.actions.is_empty());
-    assert!(cond(&d.status, condition::RUNNING)
+    assert!(cond(&d.status, ConditionType::Running)
         .message
         .contains("team/other"));
-    assert_eq!(d.notes[0].reason, "Queued");
+    assert_eq!(d.notes[0].reason, Reason::Queued);
     // Still queued: no second event.
     let again = plan(&run, &d.status, &o, at(5000));
     assert!(again.notes.is_empty());
@@ -151,7 +154,7 @@ fn new_run_without_a_slot_is_queued_naming_the_holder() {
 #[test]
 fn deploying_applies_the_target_and_waits_until_ready() {
     let run = validated(SPEC);
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &obs(), at(1000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &obs(), at(1000));
     assert_eq!(
         d.actions,
         vec![Action::ApplyTarget {
@@ -159,7 +162,7 @@ fn deploying_applies_the_target_and_waits_until_ready() {
             services: vec![]
         }]
     );
-    assert_eq!(d.status.current.unwrap().stage, stage::DEPLOYING);
+    assert_eq!(d.status.current.unwrap().stage, Stage::Deploying);
     assert_eq!(d.requeue, Some(Duration::from_secs(2)));
 }
 
@@ -179,7 +182,7 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         service_ip: Some("10.96.0.7".into()),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
     assert_eq!(
         d.actions,
         vec![
@@ -200,7 +203,7 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         ]
     );
     let cur = d.status.current.unwrap();
-    assert_eq!(cur.stage, stage::LOADING);
+    assert_eq!(cur.stage, Stage::Loading);
     assert_eq!(
         cur.job.as_deref(),
         Some(names::job_name("demo", 0, 0).as_str())
@@ -216,7 +219,7 @@ fn several_load_pods_are_given_one_start_a_lead_ahead() {
         service_ip: Some("10.96.0.7".into()),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
     let start = d.actions.iter().find_map(|a| match a {
         Action::CreateJob { start_at_ms, .. } => Some(*start_at_ms),
         _ => None,
@@ -231,7 +234,7 @@ fn another_configurations_target_is_deleted_before_deploying() {
         target_configs: vec!["deadbeef".into()],
         ..obs()
     };
-    let d = plan(&run, &running(2, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let d = plan(&run, &running(2, 0, Stage::Deploying, 0), &o, at(1000));
     let c = &run.cells[2];
     let config = names::config_hash("web", c);
     assert_eq!(
@@ -253,25 +256,26 @@ fn target_not_ready_in_time_fails_every_pending_cell_of_its_configuration() {
         }),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(181_000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(181_000));
     // Cells 0 and 1 share the 250m configuration: 2 cells × 2 repeats fail at once.
     assert_eq!(d.status.results.len(), 4);
-    assert!(d.status.results.iter().all(|r| r.outcome == "Failed"));
+    assert!(d
+        .status
+        .results
+        .iter()
+        .all(|r| r.outcome == Outcome::Failed));
     assert!(d.status.results[0]
         .reason
         .as_deref()
         .unwrap()
         .contains(&problem));
     let cur = d.status.current.unwrap();
-    assert_eq!(
-        (cur.cell, cur.repeat, cur.stage.as_str()),
-        (2, 0, stage::DEPLOYING)
-    );
+    assert_eq!((cur.cell, cur.repeat, cur.stage), (2, 0, Stage::Deploying));
     assert_eq!(d.status.progress.as_deref(), Some("4/8"));
     assert!(d
         .notes
         .iter()
-        .any(|n| n.warning && n.reason == "MeasurementFailed"));
+        .any(|n| n.warning && n.reason == Reason::MeasurementFailed));
 }
 
 #[test]
@@ -285,7 +289,7 @@ fn fatal_pod_problem_fails_without_waiting_for_the_timeout() {
         }),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(3000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(3000));
     assert_eq!(d.status.results.len(), 4);
 }
 
@@ -298,7 +302,7 @@ pub(crate) fn assert_recorded_due(d: &Decision, cell: i32, repeat: i32, due_ms: 
         .iter()
         .find(|r| (r.cell, r.repeat) == (cell, repeat))
         .expect("a result");
-    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.outcome, Outcome::Measured);
     assert!(r.throughput.is_some() && r.requests.is_some());
     assert_eq!(r.usage.cpu_avg_cores, None);
     assert_eq!(r.metrics_due.as_ref().unwrap().at, Time(at(due_ms)));
@@ -306,13 +310,13 @@ pub(crate) fn assert_recorded_due(d: &Decision, cell: i32, repeat: i32, due_ms: 
     assert!(
         r.warnings
             .iter()
-            .all(|w| validity::code_of(w) != validity::code::METRICS_UNAVAILABLE),
+            .all(|w| w.code != WarningCode::MetricsUnavailable),
         "{:?}",
         r.warnings
     );
     let cur = d.status.current.as_ref().unwrap();
     assert_ne!((cur.cell, cur.repeat), (cell, repeat));
-    assert_eq!(cur.stage, stage::DEPLOYING);
+    assert_eq!(cur.stage, Stage::Deploying);
 }
 
 #[test]
@@ -325,7 +329,7 @@ fn succeeded_job_is_recorded_at_once_and_the_next_measurement_starts() {
         job_created: Some(at(500)),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
     assert!(matches!(
         &d.actions[0],
         Action::StoreDetail {
@@ -344,8 +348,8 @@ fn succeeded_job_is_recorded_at_once_and_the_next_measurement_starts() {
     assert!(d
         .notes
         .iter()
-        .any(|n| n.reason == "Measured" && n.message.contains("CPU and memory read from")));
-    let metrics = cond(&d.status, condition::METRICS_AVAILABLE);
+        .any(|n| n.reason == Reason::Measured && n.message.contains("CPU and memory read from")));
+    let metrics = cond(&d.status, ConditionType::MetricsAvailable);
     assert_eq!(metrics.status, "True");
     assert!(metrics
         .message
@@ -371,9 +375,9 @@ fn failed_job_records_a_failed_measurement_and_moves_on() {
         jobs: vec![job.clone()],
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
     assert_eq!(d.status.results.len(), 1);
-    assert_eq!(d.status.results[0].outcome, "Failed");
+    assert_eq!(d.status.results[0].outcome, Outcome::Failed);
     assert!(d.status.results[0]
         .reason
         .as_deref()
@@ -391,7 +395,7 @@ fn load_pod_without_result_fails_the_measurement() {
         job: JobObserved::Succeeded(vec![Err("no JSON line in the log".into())]),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
     assert!(d.status.results[0]
         .reason
         .as_deref()
@@ -414,7 +418,7 @@ fn collecting_waits_for_two_scrape_intervals_after_the_window() {
     };
     let d = plan(
         &run,
-        &running(0, 0, stage::COLLECTING, 14_000),
+        &running(0, 0, Stage::Collecting, 14_000),
         &o,
         at(15_000),
     );
@@ -447,11 +451,11 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
         load_nodes: vec!["node-b".into()],
         ..obs()
     };
-    let status = running(0, 0, stage::COLLECTING, 14_000);
+    let status = running(0, 0, Stage::Collecting, 14_000);
     let d = plan(&run, &status, &o, at(24_000));
     assert_eq!(d.status.results.len(), 1);
     let r = &d.status.results[0];
-    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.outcome, Outcome::Measured);
     assert_eq!(r.requests, Some(10_000));
     assert_eq!(r.usage.cpu_avg_cores, Some(0.2));
     assert_eq!(r.restarts, 1);
@@ -461,10 +465,7 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
     assert_eq!(d.status.progress.as_deref(), Some("1/8"));
     assert!(d.status.summary.is_some());
     let cur = d.status.current.clone().unwrap();
-    assert_eq!(
-        (cur.cell, cur.repeat, cur.stage.as_str()),
-        (0, 1, stage::DEPLOYING)
-    );
+    assert_eq!((cur.cell, cur.repeat, cur.stage), (0, 1, Stage::Deploying));
 
     // A stale status (the patch above was lost) cannot record the same measurement twice.
     let mut stale = status.clone();
@@ -485,11 +486,11 @@ fn prometheus_refusing_the_query_still_records_the_load_figures_with_a_warning_e
     };
     let d = plan(
         &run,
-        &running(0, 0, stage::COLLECTING, 14_000),
+        &running(0, 0, Stage::Collecting, 14_000),
         &o,
         at(24_000),
     );
-    assert_eq!(d.status.results[0].outcome, "Measured");
+    assert_eq!(d.status.results[0].outcome, Outcome::Measured);
     let u = &d.status.results[0].usage;
     assert_eq!((u.cpu_avg_cores, u.memory_avg_bytes), (None, None));
     assert!(
@@ -501,11 +502,12 @@ fn prometheus_refusing_the_query_still_records_the_load_figures_with_a_warning_e
         "not worth asking again"
     );
     assert!(d.status.results[0].warnings[0]
+        .to_string()
         .starts_with("MetricsUnavailable: Prometheus answered 400 bad_data: parse error"));
     assert!(d
         .notes
         .iter()
-        .any(|n| n.reason == "MetricsUnavailable" && n.warning));
+        .any(|n| n.reason == Reason::MetricsUnavailable && n.warning));
 }
 
 #[test]
@@ -516,7 +518,7 @@ fn restart_in_the_middle_of_loading_picks_up_the_finished_job() {
         job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
         ..obs()
     };
-    let d = plan(&run, &running(1, 1, stage::LOADING, 0), &o, at(600_000));
+    let d = plan(&run, &running(1, 1, Stage::Loading, 0), &o, at(600_000));
     assert!(matches!(
         &d.actions[0],
         Action::StoreDetail {
@@ -537,7 +539,7 @@ fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() 
         job: JobObserved::Running,
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
     assert_eq!(
         d.actions,
         vec![Action::ApplyTarget {
@@ -545,13 +547,13 @@ fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() 
             services: vec![]
         }]
     );
-    assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
+    assert_eq!(d.status.current.unwrap().stage, Stage::Loading);
 }
 
 #[test]
 fn last_measurement_finishes_the_run_and_cleans_up() {
     let run = validated(SPEC);
-    let mut status = running(3, 1, stage::LOADING, 0);
+    let mut status = running(3, 1, Stage::Loading, 0);
     for cell in &run.cells {
         for r in 0..2 {
             if (cell.index, r) != (3, 1) {
@@ -562,7 +564,7 @@ fn last_measurement_finishes_the_run_and_cleans_up() {
         }
     }
     status.results[0] = CellResult {
-        outcome: results::MEASURED.into(),
+        outcome: Outcome::Measured.into(),
         ..status.results[0].clone()
     };
     let o = Observed {
@@ -571,12 +573,12 @@ fn last_measurement_finishes_the_run_and_cleans_up() {
         ..obs()
     };
     let d = plan(&run, &status, &o, at(50_000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert_eq!(d.status.phase, Some(Phase::Succeeded));
     assert!(d.status.current.is_none());
     assert_eq!(d.status.completion_time, Some(Time(at(50_000))));
     assert_eq!(d.status.progress.as_deref(), Some("8/8"));
-    assert_eq!(cond(&d.status, condition::SUCCEEDED).status, "True");
-    assert_eq!(cond(&d.status, condition::RUNNING).status, "False");
+    assert_eq!(cond(&d.status, ConditionType::Succeeded).status, "True");
+    assert_eq!(cond(&d.status, ConditionType::Running).status, "False");
     assert!(d.actions.contains(&Action::DeleteTargets { except: None }));
 }
 
@@ -595,16 +597,16 @@ fn run_with_nothing_measured_fails() {
         }),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(1000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
-    assert_eq!(cond(&d.status, condition::FAILED).status, "True");
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
+    assert_eq!(d.status.phase, Some(Phase::Failed));
+    assert_eq!(cond(&d.status, ConditionType::Failed).status, "True");
 }
 
 #[test]
 fn finished_run_is_deleted_after_its_ttl() {
     let run = validated(&format!("{SPEC}cleanup: {{ttlSecondsAfterFinished: 60}}\n"));
     let status = BenchmarkRunStatus {
-        phase: Some(phase::SUCCEEDED.into()),
+        phase: Some(Phase::Succeeded.into()),
         completion_time: Some(Time(at(0))),
         ..BenchmarkRunStatus::default()
     };
@@ -619,7 +621,7 @@ fn finished_run_is_deleted_after_its_ttl() {
 fn keep_on_failure_keeps_the_children_of_a_failed_run() {
     let run = validated(&format!("{SPEC}cleanup: {{policy: KeepOnFailure}}\n"));
     let status = BenchmarkRunStatus {
-        phase: Some(phase::FAILED.into()),
+        phase: Some(Phase::Failed.into()),
         ..BenchmarkRunStatus::default()
     };
     let o = Observed {
@@ -629,7 +631,7 @@ fn keep_on_failure_keeps_the_children_of_a_failed_run() {
     };
     assert!(plan(&run, &status, &o, at(0)).actions.is_empty());
     let status = BenchmarkRunStatus {
-        phase: Some(phase::SUCCEEDED.into()),
+        phase: Some(Phase::Succeeded.into()),
         ..status
     };
     assert_eq!(plan(&run, &status, &o, at(0)).actions.len(), 2);
@@ -642,8 +644,8 @@ fn invalid_spec_fails_the_run_with_accepted_false_and_one_event() {
         message: "set exactly one".into(),
     }];
     let d = plan_invalid(&BenchmarkRunStatus::default(), &errors, Some(2), at(0));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
-    let accepted = cond(&d.status, condition::ACCEPTED);
+    assert_eq!(d.status.phase, Some(Phase::Failed));
+    let accepted = cond(&d.status, ConditionType::Accepted);
     assert_eq!(
         (accepted.status.as_str(), accepted.reason.as_str()),
         ("False", "InvalidSpec")
@@ -662,11 +664,11 @@ fn a_run_refused_by_the_allow_lists_fails_at_once_and_is_then_cleaned_up() {
         field: "spec.prometheus.url".into(),
         message: "not allowed".into(),
     }];
-    let d = plan_not_allowed(&running(1, 0, stage::LOADING, 0), &errors, Some(1), at(5));
+    let d = plan_not_allowed(&running(1, 0, Stage::Loading, 0), &errors, Some(1), at(5));
     assert!(d.actions.is_empty());
     assert_eq!(d.status.current, None);
-    assert_eq!(d.status.phase.as_deref(), Some(phase::FAILED));
-    let accepted = cond(&d.status, condition::ACCEPTED);
+    assert_eq!(d.status.phase, Some(Phase::Failed));
+    let accepted = cond(&d.status, ConditionType::Accepted);
     assert_eq!(
         (accepted.status.as_str(), accepted.reason.as_str()),
         ("False", "NotAllowed")
@@ -674,9 +676,12 @@ fn a_run_refused_by_the_allow_lists_fails_at_once_and_is_then_cleaned_up() {
     assert!(accepted
         .message
         .contains("spec.prometheus.url: not allowed"));
-    assert_eq!(cond(&d.status, condition::FAILED).reason, "NotAllowed");
+    assert_eq!(
+        cond(&d.status, ConditionType::Failed).reason,
+        Reason::NotAllowed.as_str()
+    );
     assert_eq!(d.notes.len(), 1);
-    assert_eq!(d.notes[0].reason, "NotAllowed");
+    assert_eq!(d.notes[0].reason, Reason::NotAllowed);
     // Once failed, the run is finished: its children go as for any failed run.
     let o = Observed {
         target_configs: vec!["abc".into()],
@@ -696,11 +701,35 @@ fn a_run_refused_by_the_allow_lists_fails_at_once_and_is_then_cleaned_up() {
 #[test]
 fn condition_transition_time_is_kept_while_its_status_holds() {
     let mut conds = Vec::new();
-    set_condition(&mut conds, "Running", true, "A", "a".into(), at(0), None);
-    set_condition(&mut conds, "Running", true, "B", "b".into(), at(5), None);
+    set_condition(
+        &mut conds,
+        ConditionType::Running,
+        true,
+        Reason::Valid,
+        "a".into(),
+        at(0),
+        None,
+    );
+    set_condition(
+        &mut conds,
+        ConditionType::Running,
+        true,
+        Reason::Measuring,
+        "b".into(),
+        at(5),
+        None,
+    );
     assert_eq!(conds[0].last_transition_time, Time(at(0)));
-    assert_eq!(conds[0].reason, "B");
-    set_condition(&mut conds, "Running", false, "C", "c".into(), at(9), None);
+    assert_eq!(conds[0].reason, "Measuring");
+    set_condition(
+        &mut conds,
+        ConditionType::Running,
+        false,
+        Reason::Completed,
+        "c".into(),
+        at(9),
+        None,
+    );
     assert_eq!(conds[0].last_transition_time, Time(at(9)));
 }
 
@@ -708,7 +737,7 @@ fn condition_transition_time_is_kept_while_its_status_holds() {
 fn focus_is_the_current_measurement_or_the_first_without_a_result() {
     let run = validated(SPEC);
     assert_eq!(focus(&run, &BenchmarkRunStatus::default()), Some((0, 0)));
-    assert_eq!(focus(&run, &running(2, 1, stage::LOADING, 0)), Some((2, 1)));
+    assert_eq!(focus(&run, &running(2, 1, Stage::Loading, 0)), Some((2, 1)));
     let mut s = BenchmarkRunStatus::default();
     s.results
         .push(results::failed_result(&run, &run.cells[0], 0, "x".into()));
@@ -721,14 +750,11 @@ fn focus_ignores_a_current_measurement_out_of_range() {
     // focus, so it must never point past them.
     let run = validated(SPEC);
     for (cell, repeat) in [(4, 0), (0, 2), (-1, 0), (0, -1), (i32::MAX, i32::MIN)] {
-        let s = running(cell, repeat, stage::LOADING, 0);
+        let s = running(cell, repeat, Stage::Loading, 0);
         assert_eq!(focus(&run, &s), Some((0, 0)), "cell {cell} repeat {repeat}");
         let d = plan(&run, &s, &obs(), at(1000));
         let cur = d.status.current.expect("moved to a measurement in range");
-        assert_eq!(
-            (cur.cell, cur.repeat, cur.stage.as_str()),
-            (0, 0, stage::DEPLOYING)
-        );
+        assert_eq!((cur.cell, cur.repeat, cur.stage), (0, 0, Stage::Deploying));
     }
 }
 
@@ -759,7 +785,7 @@ fn restart_after_storing_the_detail_collects_from_it_without_the_logs() {
         detail: Some(load_result(3000)),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000));
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
     assert!(d.actions.is_empty());
     assert_recorded_due(&d, 0, 0, 23_000);
 }
@@ -776,7 +802,7 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
         service_ip: Some("10.96.0.7".into()),
         ..obs()
     };
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(5000));
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(5000));
     assert_eq!(
         d.actions,
         vec![Action::ApplyTarget {
@@ -784,9 +810,9 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
             services: vec![]
         }]
     );
-    assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
-    let d = plan(&run, &running(0, 0, stage::DEPLOYING, 0), &o, at(11_000));
-    assert_eq!(d.status.current.unwrap().stage, stage::LOADING);
+    assert_eq!(d.status.current.clone().unwrap().stage, Stage::Deploying);
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(11_000));
+    assert_eq!(d.status.current.unwrap().stage, Stage::Loading);
 }
 
 // ---- Prometheus unreachable: deferred collections ----
@@ -822,7 +848,7 @@ fn deferred() -> Decision {
     };
     plan(
         &run,
-        &running(0, 0, stage::COLLECTING, 14_000),
+        &running(0, 0, Stage::Collecting, 14_000),
         &o,
         at(24_000),
     )
@@ -841,7 +867,7 @@ fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves
     let d = deferred();
     assert_eq!(d.status.results.len(), 1);
     let r = &d.status.results[0];
-    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.outcome, Outcome::Measured);
     assert_eq!((r.requests, r.throughput), (Some(10_000), Some(1000.0)));
     assert_eq!(prometheus_part(&r.usage), TargetUsage::default());
     assert!(
@@ -855,29 +881,28 @@ fn unreachable_prometheus_keeps_the_load_figures_defers_cpu_and_memory_and_moves
     // The window ended at 13 s; the default bound is 10 minutes after it.
     assert_eq!(p.give_up_at, Time(at(613_000)));
     assert_eq!(p.last_error, DOWN);
-    let codes: Vec<&str> = r.warnings.iter().map(|w| validity::code_of(w)).collect();
+    let codes: Vec<&str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
     assert_eq!(codes, vec!["MetricsPending"], "{:?}", r.warnings);
     assert!(
-        r.warnings[0].contains("until 2025-11-30T14:10:13Z"),
+        r.warnings[0]
+            .to_string()
+            .contains("until 2025-11-30T14:10:13Z"),
         "{}",
         r.warnings[0]
     );
     assert!(d
         .notes
         .iter()
-        .any(|n| n.warning && n.reason == "MetricsDeferred"));
-    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+        .any(|n| n.warning && n.reason == Reason::MetricsDeferred));
+    let m = cond(&d.status, ConditionType::MetricsAvailable);
     assert_eq!(
         (m.status.as_str(), m.reason.as_str()),
         ("False", "MetricsPending")
     );
     // On to the next measurement.
-    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.phase, Some(Phase::Running));
     let cur = d.status.current.clone().unwrap();
-    assert_eq!(
-        (cur.cell, cur.repeat, cur.stage.as_str()),
-        (0, 1, stage::DEPLOYING)
-    );
+    assert_eq!((cur.cell, cur.repeat, cur.stage), (0, 1, Stage::Deploying));
     assert_eq!(d.status.progress.as_deref(), Some("1/8"));
 }
 
@@ -949,21 +974,21 @@ fn a_later_answer_fills_in_cpu_and_memory_and_recomputes_warnings_and_conditions
         )
     );
     // With CPU known, the closed-model check can now speak: 40 % of the limit at c=4.
-    let codes: Vec<&str> = r.warnings.iter().map(|w| validity::code_of(w)).collect();
+    let codes: Vec<&str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
     assert_eq!(codes, vec!["ConcurrencyBound"], "{:?}", r.warnings);
-    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+    let m = cond(&d.status, ConditionType::MetricsAvailable);
     assert_eq!(
         (m.status.as_str(), m.reason.as_str()),
         ("True", "MetricsRead")
     );
-    assert!(cond(&d.status, condition::RESULTS_VALID)
+    assert!(cond(&d.status, ConditionType::ResultsValid)
         .message
         .contains("ConcurrencyBound ×1"));
     assert_eq!(d.status.summary.as_ref().unwrap().suspect, 1);
     let note = d
         .notes
         .iter()
-        .find(|n| n.reason == "MetricsCollected")
+        .find(|n| n.reason == Reason::MetricsCollected)
         .unwrap();
     assert!(!note.warning);
     assert!(
@@ -989,8 +1014,8 @@ fn a_late_answer_recomputes_the_slo_verdict() {
         ..obs()
     };
     let d = plan(&run, &status, &o, at(95_000));
-    assert_eq!(d.status.results[0].slo.as_deref(), Some("Met"));
-    assert_eq!(d.status.summary.unwrap().slo.as_deref(), Some("Met"));
+    assert_eq!(d.status.results[0].slo, Some(SloVerdict::Met));
+    assert_eq!(d.status.summary.unwrap().slo, Some(SloSummary::Met));
 }
 
 #[test]
@@ -1008,11 +1033,11 @@ fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reas
     assert_eq!(r.requests, Some(10_000), "the load figures are kept");
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(
-        r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be reached from 2025-11-30T14:00:24Z until 2025-11-30T14:10:13Z (2 attempts; last: Prometheus at"),
+        r.warnings[0].to_string().starts_with("MetricsUnavailable: Prometheus could not be reached from 2025-11-30T14:00:24Z until 2025-11-30T14:10:13Z (2 attempts; last: Prometheus at"),
         "{}",
         r.warnings[0]
     );
-    let m = cond(&d.status, condition::METRICS_AVAILABLE);
+    let m = cond(&d.status, ConditionType::MetricsAvailable);
     assert_eq!(
         (m.status.as_str(), m.reason.as_str()),
         ("False", "MetricsMissing")
@@ -1020,7 +1045,7 @@ fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reas
     assert!(d
         .notes
         .iter()
-        .any(|n| n.warning && n.reason == "MetricsUnavailable"));
+        .any(|n| n.warning && n.reason == Reason::MetricsUnavailable));
     assert!(collections_due(&d.status, at(700_000)).is_empty());
 }
 
@@ -1035,7 +1060,7 @@ fn the_bound_is_the_operators_setting() {
     };
     let d = plan(
         &run,
-        &running(0, 0, stage::COLLECTING, 14_000),
+        &running(0, 0, Stage::Collecting, 14_000),
         &o,
         at(24_000),
     );
@@ -1044,14 +1069,16 @@ fn the_bound_is_the_operators_setting() {
     // An operator that was down past the bound gives the figures up at once.
     let d = plan(
         &run,
-        &running(0, 0, stage::COLLECTING, 14_000),
+        &running(0, 0, Stage::Collecting, 14_000),
         &o,
         at(80_000),
     );
     let r = &d.status.results[0];
     assert_eq!(r.metrics_pending, None);
     assert!(
-        r.warnings[0].contains("the window ended more than 1m ago"),
+        r.warnings[0]
+            .to_string()
+            .contains("the window ended more than 1m ago"),
         "{}",
         r.warnings[0]
     );
@@ -1077,8 +1104,8 @@ fn a_gone_load_result_or_a_refused_query_ends_the_wait() {
         let d = plan(&run, &status, &o, at(34_000));
         assert_eq!(d.status.results[0].metrics_pending, None);
         assert_eq!(
-            validity::code_of(&d.status.results[0].warnings[0]),
-            "MetricsUnavailable"
+            d.status.results[0].warnings[0].code,
+            WarningCode::MetricsUnavailable
         );
     }
 }
@@ -1127,13 +1154,16 @@ fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
             services: vec![]
         }]
     );
-    assert_eq!(d.status.current.clone().unwrap().stage, stage::DEPLOYING);
-    let c = cond(&d.status, condition::RUNNING);
+    assert_eq!(d.status.current.clone().unwrap().stage, Stage::Deploying);
+    let c = cond(&d.status, ConditionType::Running);
     assert_eq!(
         (c.status.as_str(), c.reason.as_str()),
         ("True", "WaitingForPrometheus")
     );
-    assert!(d.notes.iter().any(|n| n.reason == "WaitingForPrometheus"));
+    assert!(d
+        .notes
+        .iter()
+        .any(|n| n.reason == Reason::WaitingForPrometheus));
     assert_eq!(
         d.requeue,
         Some(Duration::from_secs(4)),
@@ -1160,7 +1190,10 @@ fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
             ..
         }
     )));
-    assert_eq!(cond(&d.status, condition::RUNNING).reason, "Measuring");
+    assert_eq!(
+        cond(&d.status, ConditionType::Running).reason,
+        Reason::Measuring.as_str()
+    );
 }
 
 #[test]
@@ -1171,7 +1204,7 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
             .replace("cpu: [\"250m\", \"500m\"], ", ""),
     );
     // Cell 0 deferred; cell 1, the last, is collected while Prometheus is still down.
-    let mut status = running(1, 0, stage::COLLECTING, 40_000);
+    let mut status = running(1, 0, Stage::Collecting, 40_000);
     status.results = deferred().status.results;
     let o = Observed {
         detail: Some(load_result(30_000)),
@@ -1181,10 +1214,10 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
     let d = plan(&run, &status, &o, at(51_000));
     assert_eq!(d.status.results.len(), 2);
     assert!(d.status.results.iter().all(|r| r.metrics_pending.is_some()));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.phase, Some(Phase::Running));
     assert_eq!(d.status.current, None);
     assert_eq!(d.status.completion_time, None);
-    let c = cond(&d.status, condition::RUNNING);
+    let c = cond(&d.status, ConditionType::Running);
     assert_eq!(
         (c.status.as_str(), c.reason.as_str()),
         ("True", "CollectingMetrics")
@@ -1200,7 +1233,7 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
         ..obs()
     };
     let d = plan(&run, &d.status, &o, at(55_000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.phase, Some(Phase::Running));
     // Both answered: the run succeeds with CPU and memory in every result.
     let o = Observed {
         pending: vec![PendingObserved {
@@ -1213,13 +1246,16 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
         ..obs()
     };
     let d = plan(&run, &d.status, &o, at(70_000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert_eq!(d.status.phase, Some(Phase::Succeeded));
     assert!(d
         .status
         .results
         .iter()
         .all(|r| r.usage.cpu_avg_cores == Some(0.1)));
-    assert_eq!(cond(&d.status, condition::METRICS_AVAILABLE).status, "True");
+    assert_eq!(
+        cond(&d.status, ConditionType::MetricsAvailable).status,
+        "True"
+    );
 }
 
 /// The figures that come from Prometheus: `usage` without the load generator's own CPU.
@@ -1248,12 +1284,12 @@ fn time_to_ready_is_the_configurations_first_reading() {
     let first = CellResult {
         cell: 0,
         repeat: 0,
-        outcome: "Measured".into(),
+        outcome: Outcome::Measured,
         target_ready_seconds: Some(4.0),
         ..CellResult::default()
     };
     let ready_of = |cell: i32| {
-        let mut status = running(cell, 0, stage::COLLECTING, 14_000);
+        let mut status = running(cell, 0, Stage::Collecting, 14_000);
         status.results = vec![first.clone()];
         let d = plan(&run, &status, &o, at(24_000));
         let r = d.status.results.iter().find(|r| r.cell == cell).unwrap();
@@ -1282,7 +1318,7 @@ fn just_loaded() -> Decision {
         job_created: Some(at(1000)),
         ..obs()
     };
-    plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000))
+    plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000))
 }
 
 #[test]
@@ -1304,7 +1340,7 @@ fn the_next_load_starts_while_the_previous_window_waits_for_its_scrape() {
             ..
         }
     )));
-    assert_eq!(d.status.current.as_ref().unwrap().stage, stage::LOADING);
+    assert_eq!(d.status.current.as_ref().unwrap().stage, Stage::Loading);
     // It looks again when the previous window's figures are due.
     assert!(d.requeue.unwrap() <= Duration::from_secs(5));
 }
@@ -1313,7 +1349,7 @@ fn the_next_load_starts_while_the_previous_window_waits_for_its_scrape() {
 fn a_due_window_is_read_while_the_next_one_runs_and_fills_the_result_in() {
     let run = validated(SPEC);
     let mut status = just_loaded().status;
-    status.current.as_mut().unwrap().stage = stage::LOADING.into();
+    status.current.as_mut().unwrap().stage = Stage::Loading.into();
     let o = Observed {
         job: JobObserved::Running,
         pending: vec![answered(
@@ -1329,7 +1365,7 @@ fn a_due_window_is_read_while_the_next_one_runs_and_fills_the_result_in() {
     assert_eq!(r.requests_per_core, Some(10_000.0));
     assert!(r.metrics_due.is_none() && r.metrics_pending.is_none());
     assert_eq!(
-        cond(&d.status, condition::METRICS_AVAILABLE).message,
+        cond(&d.status, ConditionType::MetricsAvailable).message,
         "Prometheus gave CPU and memory for 1 measurements"
     );
     // The running load is left alone.
@@ -1361,7 +1397,7 @@ fn a_due_window_that_finds_prometheus_down_is_deferred_and_holds_the_next_load()
         .iter()
         .all(|a| !matches!(a, Action::CreateJob { .. })));
     assert_eq!(
-        cond(&d.status, condition::RUNNING).reason,
+        cond(&d.status, ConditionType::Running).reason,
         "WaitingForPrometheus"
     );
 }
@@ -1378,7 +1414,7 @@ fn a_new_configuration_replaces_the_old_pods_only_once_their_last_window_is_scra
         load_created: None,
     });
     status.results.push(second);
-    status.current = running(2, 0, stage::DEPLOYING, 31_000).current;
+    status.current = running(2, 0, Stage::Deploying, 31_000).current;
     let cell0 = &run.cells[0];
     let old = names::config_hash("web", cell0);
     let o = Observed {
@@ -1411,15 +1447,15 @@ fn the_run_finishes_only_once_the_last_window_is_read() {
             target: Some(ready_target()),
             ..obs()
         };
-        plan(&run, &running(0, 0, stage::LOADING, 0), &o, at(14_000)).status
+        plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000)).status
     };
-    assert_eq!(status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(status.phase, Some(Phase::Running));
     assert_eq!(
-        cond(&status, condition::RUNNING).reason,
+        cond(&status, ConditionType::Running).reason,
         "CollectingMetrics"
     );
     let d = plan(&run, &status, &obs(), at(20_000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::RUNNING));
+    assert_eq!(d.status.phase, Some(Phase::Running));
     assert_eq!(d.requeue, Some(Duration::from_secs(3)));
     let o = Observed {
         pending: vec![answered(
@@ -1430,7 +1466,7 @@ fn the_run_finishes_only_once_the_last_window_is_read() {
         ..obs()
     };
     let d = plan(&run, &status, &o, at(23_000));
-    assert_eq!(d.status.phase.as_deref(), Some(phase::SUCCEEDED));
+    assert_eq!(d.status.phase, Some(Phase::Succeeded));
     assert!(d.status.results[0].metrics_due.is_none());
 }
 
@@ -1460,16 +1496,20 @@ fn the_old_configuration_stays_while_its_last_window_waits_for_prometheus() {
     status.conditions = d.status.conditions;
     assert!(status.results[0].metrics_pending.is_some());
     // Cell 2 (500m) needs the old pods gone; far past its ready timeout, it does not fail.
-    status.current = running(2, 0, stage::DEPLOYING, 24_000).current;
+    status.current = running(2, 0, Stage::Deploying, 24_000).current;
     let o = Observed {
         target_configs: vec![names::config_hash("web", &run.cells[0])],
         ..obs()
     };
     let d = plan(&run, &status, &o, at(200_000));
     assert!(d.actions.is_empty(), "{:?}", d.actions);
-    assert!(d.status.results.iter().all(|r| r.outcome == "Measured"));
+    assert!(d
+        .status
+        .results
+        .iter()
+        .all(|r| r.outcome == Outcome::Measured));
     assert_eq!(
-        cond(&d.status, condition::RUNNING).reason,
+        cond(&d.status, ConditionType::Running).reason,
         "WaitingForPrometheus"
     );
 }

@@ -7,19 +7,15 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::{
-    condition, verdict, Cell, CellResult, ConnectTimes, Coordinates, ErrorCounts, Latency,
-    LatencyPercentile, Summary, TargetUsage, ValidatedRun,
+    Cell, CellResult, ConditionType, ConnectTimes, Coordinates, ErrorCounts, Latency,
+    LatencyPercentile, Outcome, Reason, SloSummary, SloVerdict, Summary, TargetUsage, ValidatedRun,
+    Verdict, Warning, WarningCode,
 };
 use benchrun_load::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::slo;
-use crate::validity::{self, code, code_of};
-
-/// Outcome of a measurement that produced load figures.
-pub const MEASURED: &str = "Measured";
-/// Outcome of a measurement that could not be carried out.
-pub const FAILED: &str = "Failed";
+use crate::validity;
 
 /// Reasons of the conditions from [`result_conditions`].
 pub mod reason {
@@ -118,7 +114,7 @@ pub fn measured_result(
         cell: cell.index as i32,
         repeat: repeat as i32,
         coordinates: coordinates(run, cell),
-        outcome: MEASURED.to_string(),
+        outcome: Outcome::Measured,
         reason: None,
         requests: Some(int(load.requests)),
         warmup_requests: Some(int(load.warmup_requests)),
@@ -222,7 +218,7 @@ pub fn with_late_usage(
 }
 
 /// Replaces the result's `MetricsUnavailable` or `MetricsPending` warning with `warning`.
-pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
+pub fn set_metrics_warning(r: &mut CellResult, warning: Warning) {
     clear_metrics_warning(r);
     r.warnings.push(warning);
 }
@@ -231,8 +227,10 @@ pub fn set_metrics_warning(r: &mut CellResult, warning: String) {
 /// have not been asked for yet (they are due, see `metricsDue`).
 pub fn clear_metrics_warning(r: &mut CellResult) {
     r.warnings.retain(|w| {
-        let c = code_of(w);
-        c != code::METRICS_UNAVAILABLE && c != code::METRICS_PENDING
+        !matches!(
+            w.code,
+            WarningCode::MetricsUnavailable | WarningCode::MetricsPending
+        )
     });
 }
 
@@ -259,7 +257,7 @@ pub fn failed_result(run: &ValidatedRun, cell: &Cell, repeat: usize, reason: Str
         cell: cell.index as i32,
         repeat: repeat as i32,
         coordinates: coordinates(run, cell),
-        outcome: FAILED.to_string(),
+        outcome: Outcome::Failed,
         reason: Some(reason),
         ..CellResult::default()
     }
@@ -328,8 +326,8 @@ pub fn apply_variance(results: &mut [CellResult], repeats: usize) {
     }
     let found = validity::variance_warnings(results);
     for r in results.iter_mut() {
-        r.warnings.retain(|w| code_of(w) != code::HIGH_VARIANCE);
-        if r.outcome == MEASURED {
+        r.warnings.retain(|w| w.code != WarningCode::HighVariance);
+        if r.outcome == Outcome::Measured {
             if let Some(w) = found.get(&r.cell) {
                 r.warnings.push(w.clone());
             }
@@ -368,23 +366,26 @@ pub fn describe(run: &ValidatedRun, c: &Coordinates) -> String {
 pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
     let best = results
         .iter()
-        .filter(|r| r.outcome == MEASURED)
+        .filter(|r| r.outcome == Outcome::Measured)
         .filter_map(|r| Some((r, r.throughput?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
-    let verdicts: Vec<&str> = results.iter().filter_map(|r| r.slo.as_deref()).collect();
-    let violated = verdicts.iter().filter(|v| slo::is_violated(v)).count();
+    let verdicts: Vec<&SloVerdict> = results.iter().filter_map(|r| r.slo.as_ref()).collect();
+    let violated = verdicts.iter().filter(|v| v.is_violated()).count();
     Summary {
         best_throughput: best.map(|(_, t)| t.round() as i64),
         best_p99: best
             .and_then(|(r, _)| r.latency_ms.as_ref())
             .map(|l| slo::format_latency(l.p99)),
         best_cell: best.map(|(r, _)| describe(run, &r.coordinates)),
-        failed: results.iter().filter(|r| r.outcome == FAILED).count() as i32,
+        failed: results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Failed)
+            .count() as i32,
         suspect: results.iter().filter(|r| !r.warnings.is_empty()).count() as i32,
         slo: match (&run.slo, verdicts.is_empty(), violated) {
             (None, _, _) | (_, true, _) => None,
-            (_, _, 0) => Some(slo::MET.to_string()),
-            (_, _, n) => Some(format!("{} ({n})", slo::VIOLATED)),
+            (_, _, 0) => Some(SloSummary::Met),
+            (_, _, n) => Some(SloSummary::Violated(n as u32)),
         },
     }
 }
@@ -395,7 +396,7 @@ fn regressed(
     run: &ValidatedRun,
     baseline: &str,
     measured: &[&CellResult],
-) -> (&'static str, bool, String, String) {
+) -> (ConditionType, bool, Reason, String) {
     let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
     for b in measured.iter().filter_map(|r| r.baseline.as_ref()) {
         *tally.entry(b.verdict.as_str()).or_default() += 1;
@@ -411,7 +412,7 @@ fn regressed(
         .filter(|r| {
             r.baseline
                 .as_ref()
-                .is_some_and(|b| b.verdict == verdict::WORSE)
+                .is_some_and(|b| b.verdict == Verdict::Worse)
         })
         .collect();
     worse.sort_by(|a, b| {
@@ -433,16 +434,16 @@ fn regressed(
         .collect();
     if named.is_empty() {
         (
-            condition::REGRESSED,
+            ConditionType::Regressed,
             false,
-            reason::NOT_WORSE.into(),
+            Reason::NoneWorse,
             format!("against {baseline}: {counts}"),
         )
     } else {
         (
-            condition::REGRESSED,
+            ConditionType::Regressed,
             true,
-            reason::WORSE.into(),
+            Reason::Worse,
             format!("against {baseline}: {counts}; worst: {}", first(&named, 3)),
         )
     }
@@ -454,15 +455,18 @@ fn regressed(
 pub fn result_conditions(
     run: &ValidatedRun,
     results: &[CellResult],
-) -> Vec<(&'static str, bool, String, String)> {
-    let measured: Vec<&CellResult> = results.iter().filter(|r| r.outcome == MEASURED).collect();
+) -> Vec<(ConditionType, bool, Reason, String)> {
+    let measured: Vec<&CellResult> = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Measured)
+        .collect();
     let n = measured.len();
     let mut out = Vec::new();
     if run.slo.is_some() {
         let violated: Vec<String> = measured
             .iter()
             .filter_map(|r| {
-                let v = r.slo.as_deref().filter(|v| slo::is_violated(v))?;
+                let v = r.slo.as_ref().filter(|v| v.is_violated())?;
                 Some(format!(
                     "{} r{}: {v}",
                     describe(run, &r.coordinates),
@@ -472,21 +476,21 @@ pub fn result_conditions(
             .collect();
         out.push(match (n, violated.len()) {
             (0, _) => (
-                condition::SLOS_MET,
+                ConditionType::SlosMet,
                 false,
-                reason::NO_MEASUREMENTS.into(),
+                Reason::NoMeasurements,
                 "no cell has been measured".into(),
             ),
             (_, 0) => (
-                condition::SLOS_MET,
+                ConditionType::SlosMet,
                 true,
-                reason::SLOS_MET.into(),
+                Reason::AllCellsMet,
                 format!("all {n} measurements met the SLOs"),
             ),
             (_, v) => (
-                condition::SLOS_MET,
+                ConditionType::SlosMet,
                 false,
-                reason::SLO_VIOLATED.into(),
+                Reason::SloViolated,
                 format!(
                     "{v} of {n} measurements violated the SLOs: {}",
                     first(&violated, 3)
@@ -497,24 +501,25 @@ pub fn result_conditions(
     if let Some(plan) = &run.baseline {
         out.push(regressed(run, &plan.run, &measured));
     }
+    // By the code's word, so they are listed alphabetically.
     let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
     for w in measured.iter().flat_map(|r| &r.warnings) {
-        *codes.entry(code_of(w)).or_default() += 1;
+        *codes.entry(w.code.as_str()).or_default() += 1;
     }
     let suspect = measured.iter().filter(|r| !r.warnings.is_empty()).count();
     out.push(if suspect == 0 {
         (
-            condition::RESULTS_VALID,
+            ConditionType::ResultsValid,
             true,
-            reason::NO_WARNINGS.into(),
+            Reason::NoWarnings,
             format!("no validity warning in {n} measurements"),
         )
     } else {
         let list: Vec<String> = codes.iter().map(|(c, k)| format!("{c} ×{k}")).collect();
         (
-            condition::RESULTS_VALID,
+            ConditionType::ResultsValid,
             false,
-            reason::SUSPECT.into(),
+            Reason::SuspectResults,
             format!(
                 "{suspect} of {n} measurements have validity warnings: {}",
                 list.join(", ")
@@ -526,7 +531,7 @@ pub fn result_conditions(
         .filter(|r| {
             r.warnings
                 .iter()
-                .any(|w| code_of(w) == code::METRICS_UNAVAILABLE)
+                .any(|w| w.code == WarningCode::MetricsUnavailable)
         })
         .map(|r| format!("cell {} r{}", r.cell, r.repeat))
         .collect();
@@ -552,11 +557,11 @@ pub fn result_conditions(
         k => format!("; {k} more are read once their windows have been scraped"),
     };
     out.push(if !missing.is_empty() {
-        (condition::METRICS_AVAILABLE, false, reason::METRICS_MISSING.into(), format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept{waiting}", missing.len(), first(&missing, 5)))
+        (ConditionType::MetricsAvailable, false, Reason::MetricsMissing, format!("Prometheus gave no CPU or memory for {} of {n} measurements ({}); their load figures are kept{waiting}", missing.len(), first(&missing, 5)))
     } else if !pending.is_empty() {
-        (condition::METRICS_AVAILABLE, false, reason::METRICS_PENDING.into(), format!("CPU and memory of {} of {n} measurements wait for Prometheus, which could not be reached ({}); they are read for the same windows when it answers", pending.len(), first(&pending, 5)))
+        (ConditionType::MetricsAvailable, false, Reason::MetricsPending, format!("CPU and memory of {} of {n} measurements wait for Prometheus, which could not be reached ({}); they are read for the same windows when it answers", pending.len(), first(&pending, 5)))
     } else {
-        (condition::METRICS_AVAILABLE, true, reason::METRICS_READ.into(), format!("Prometheus gave CPU and memory for {read} measurements{scraping}"))
+        (ConditionType::MetricsAvailable, true, Reason::MetricsRead, format!("Prometheus gave CPU and memory for {read} measurements{scraping}"))
     });
     out
 }

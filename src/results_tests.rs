@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use benchrun_api::{validate, BenchmarkRunSpec, CellResult, TargetUsage, ValidatedRun};
+use benchrun_api::{
+    validate, BenchmarkRunSpec, CellResult, SloSummary, SloVerdict, TargetUsage, ValidatedRun,
+    Verdict, Warning, WarningCode,
+};
 use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
 
 use super::*;
@@ -29,6 +32,17 @@ repeats: 3
 }
 
 /// [`run_yaml`] with `slo: {p99: 200ms, errorRate: 1%}`.
+/// The result conditions as the words stored in the status.
+fn conditions(
+    run: &ValidatedRun,
+    results: &[CellResult],
+) -> Vec<(&'static str, bool, String, String)> {
+    result_conditions(run, results)
+        .into_iter()
+        .map(|(t, ok, reason, message)| (t.as_str(), ok, reason.to_string(), message))
+        .collect()
+}
+
 pub(crate) fn run() -> ValidatedRun {
     run_yaml("slo: {p99: 200ms, errorRate: 1%}")
 }
@@ -155,7 +169,7 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
         Some("run-detail-c1-r2".into()),
     );
     assert_eq!((r.cell, r.repeat), (1, 2));
-    assert_eq!(r.outcome, "Measured");
+    assert_eq!(r.outcome, Outcome::Measured);
     assert_eq!(r.coordinates.target, "express");
     assert_eq!(r.coordinates.scenario, "hello");
     assert_eq!(r.coordinates.connections, 100);
@@ -200,8 +214,8 @@ fn a_clean_measurement_maps_every_figure_and_has_no_warnings() {
         r.window_end.as_ref().map(|t| t.0.to_string()),
         Some("2025-11-30T14:00:10Z".into())
     );
-    assert_eq!(r.slo.as_deref(), Some("Met"));
-    assert_eq!(r.warnings, Vec::<String>::new());
+    assert_eq!(r.slo, Some(SloVerdict::Met));
+    assert_eq!(r.warnings, Vec::<Warning>::new());
     assert_eq!(r.extra, extra);
     assert_eq!(r.detail.as_deref(), Some("run-detail-c1-r2"));
 }
@@ -254,7 +268,9 @@ fn same_node_is_decided_from_the_nodes_the_result_names() {
         None,
     );
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-    assert!(r.warnings[0].starts_with("SameNode: target and load pods shared node node-a;"));
+    assert!(r.warnings[0]
+        .to_string()
+        .starts_with("SameNode: target and load pods shared node node-a;"));
 }
 
 #[test]
@@ -283,8 +299,13 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
         200
     );
     assert_eq!(r.error_rate, Some(0.02));
-    assert_eq!(r.slo.as_deref(), Some("Violated: error rate 2.0% > 1%"));
-    assert!(r.warnings[0].starts_with("HighErrorRate: 2.0% of requests failed (200 of 10000: "));
+    assert_eq!(
+        r.slo.as_ref().map(ToString::to_string).as_deref(),
+        Some("Violated: error rate 2.0% > 1%")
+    );
+    assert!(r.warnings[0]
+        .to_string()
+        .starts_with("HighErrorRate: 2.0% of requests failed (200 of 10000: "));
 }
 
 #[test]
@@ -313,7 +334,9 @@ fn missing_usage_keeps_the_load_figures_and_warns_metrics_unavailable() {
         "the generator's own CPU needs no Prometheus"
     );
     assert_eq!(r.warnings.len(), 1);
-    assert!(r.warnings[0].starts_with("MetricsUnavailable: Prometheus could not be queried"));
+    assert!(r.warnings[0]
+        .to_string()
+        .starts_with("MetricsUnavailable: Prometheus could not be queried"));
 }
 
 #[test]
@@ -326,7 +349,7 @@ fn a_failed_measurement_has_its_reason_and_no_figures() {
         "ImagePullBackOff: image \"y:1\" cannot be pulled".into(),
     );
     assert_eq!((r.cell, r.repeat), (2, 1));
-    assert_eq!(r.outcome, "Failed");
+    assert_eq!(r.outcome, Outcome::Failed);
     assert_eq!(r.coordinates.target, "spring");
     assert_eq!(r.coordinates.connections, 10);
     assert_eq!(
@@ -365,7 +388,7 @@ fn repeats(throughputs: &[f64]) -> Vec<CellResult> {
         .map(|(i, t)| CellResult {
             cell: 1,
             repeat: i as i32,
-            outcome: MEASURED.into(),
+            outcome: Outcome::Measured.into(),
             throughput: Some(*t),
             ..CellResult::default()
         })
@@ -379,9 +402,9 @@ fn noisy_repeats_all_get_high_variance_once() {
     apply_variance(&mut rs, 3);
     for r in &rs {
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-        assert!(
-            r.warnings[0].starts_with("HighVariance: throughput varied by CV 20% across 3 repeats")
-        );
+        assert!(r.warnings[0]
+            .to_string()
+            .starts_with("HighVariance: throughput varied by CV 20% across 3 repeats"));
     }
 }
 
@@ -401,7 +424,7 @@ fn failed_repeats_do_not_count_towards_variance() {
     rs.push(CellResult {
         cell: 1,
         repeat: 2,
-        outcome: FAILED.into(),
+        outcome: Outcome::Failed.into(),
         ..CellResult::default()
     });
     apply_variance(&mut rs, 3);
@@ -416,15 +439,15 @@ fn the_summary_names_the_best_cell_and_counts_failures_and_suspects() {
     slow.throughput = Some(400.4);
     slow.cell = 0;
     slow.coordinates.connections = 10;
-    slow.warnings = vec!["ConcurrencyBound: ...".into()];
-    slow.slo = Some("Violated: p99 250.1ms > 200ms".into());
+    slow.warnings = vec![Warning::new(WarningCode::ConcurrencyBound, "...")];
+    slow.slo = Some(SloVerdict::Violated(vec!["p99 250.1ms > 200ms".into()]));
     let failed = failed_result(&run, &run.cells[2], 0, "x".into());
     let s = summarize(&run, &[slow, best, failed]);
     assert_eq!(s.best_throughput, Some(1000));
     assert_eq!(s.best_p99.as_deref(), Some("41ms"));
     assert_eq!(s.best_cell.as_deref(), Some("express/hello cpu=1 c=100"));
     assert_eq!((s.failed, s.suspect), (1, 1));
-    assert_eq!(s.slo.as_deref(), Some("Violated (1)"));
+    assert_eq!(s.slo, Some(SloSummary::Violated(1)));
 }
 
 #[test]
@@ -458,9 +481,12 @@ fn conditions_report_slos_validity_and_metrics() {
     let good = measured();
     let mut bad = measured();
     bad.repeat = 1;
-    bad.slo = Some("Violated: p99 250.1ms > 200ms".into());
-    bad.warnings = vec!["SameNode: x".into(), "MetricsUnavailable: y".into()];
-    let conds = result_conditions(&run, &[good.clone(), bad]);
+    bad.slo = Some(SloVerdict::Violated(vec!["p99 250.1ms > 200ms".into()]));
+    bad.warnings = vec![
+        Warning::new(WarningCode::SameNode, "x"),
+        Warning::new(WarningCode::MetricsUnavailable, "y"),
+    ];
+    let conds = conditions(&run, &[good.clone(), bad]);
     assert_eq!(conds[0].0, "SLOsMet");
     assert!(!conds[0].1);
     assert_eq!(conds[0].2, "SLOViolated");
@@ -478,14 +504,14 @@ fn conditions_report_slos_validity_and_metrics() {
         )
     );
     assert_eq!(conds[2], ("MetricsAvailable", false, "MetricsMissing".into(), "Prometheus gave no CPU or memory for 1 of 2 measurements (cell 1 r1); their load figures are kept".into()));
-    let conds = result_conditions(&run, &[good]);
+    let conds = conditions(&run, &[good]);
     assert_eq!((conds[0].1, conds[1].1, conds[2].1), (true, true, true));
 }
 
 #[test]
 fn without_slos_there_is_no_slos_met_condition() {
     let run = run_yaml("");
-    let conds = result_conditions(&run, &[]);
+    let conds = conditions(&run, &[]);
     let types: Vec<&str> = conds.iter().map(|c| c.0).collect();
     assert_eq!(types, vec!["ResultsValid", "MetricsAvailable"]);
 }
@@ -504,11 +530,11 @@ fn efficiency_needs_cpu_figures() {
 #[test]
 fn a_worse_measurement_sets_regressed_and_names_the_worst() {
     let run = run_yaml("baseline: {run: last-week}");
-    let judged = |repeat: i32, verdict: &str, ratio: f64| {
+    let judged = |repeat: i32, verdict: Verdict, ratio: f64| {
         let mut r = measured();
         r.repeat = repeat;
         r.baseline = Some(benchrun_api::BaselineComparison {
-            verdict: verdict.into(),
+            verdict,
             throughput_ratio: Some(ratio),
             p_value: Some(0.0001),
             ..Default::default()
@@ -516,11 +542,11 @@ fn a_worse_measurement_sets_regressed_and_names_the_worst() {
         r
     };
     let all = [
-        judged(0, "Same", 0.99),
-        judged(1, "Worse", 0.8),
-        judged(2, "Worse", 0.6),
+        judged(0, Verdict::Same, 0.99),
+        judged(1, Verdict::Worse, 0.8),
+        judged(2, Verdict::Worse, 0.6),
     ];
-    let conds = result_conditions(&run, &all);
+    let conds = conditions(&run, &all);
     let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
     assert_eq!(
         regressed,
@@ -531,13 +557,13 @@ fn a_worse_measurement_sets_regressed_and_names_the_worst() {
             "against last-week: Same ×1, Worse ×2; worst: express/hello cpu=1 c=100 r2: 0.60x the throughput (p=0.0001); express/hello cpu=1 c=100 r1: 0.80x the throughput (p=0.0001)".to_string()
         )
     );
-    let conds = result_conditions(&run, &all[..1]);
+    let conds = conditions(&run, &all[..1]);
     let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
     assert_eq!(
         (regressed.1, regressed.3.as_str()),
         (false, "against last-week: Same ×1")
     );
-    assert!(!result_conditions(&run_yaml(""), &all)
+    assert!(!conditions(&run_yaml(""), &all)
         .iter()
         .any(|c| c.0 == "Regressed"));
 }
@@ -547,7 +573,7 @@ fn late_usage_keeps_the_baseline_verdict() {
     let run = run();
     let mut recorded = measured_from(&load(), None);
     recorded.baseline = Some(benchrun_api::BaselineComparison {
-        verdict: "Worse".into(),
+        verdict: Verdict::Worse,
         ..Default::default()
     });
     let r = with_late_usage(
@@ -597,7 +623,7 @@ fn the_status_of_the_largest_run_stays_far_below_the_object_limit() {
     r.coordinates.scenario = "s".repeat(63);
     // Five warnings at once, each as long as the longest the operator writes.
     r.warnings = (0..5)
-        .map(|i| format!("Warning{i}: {}", "x".repeat(320)))
+        .map(|i| Warning::new(WarningCode::ALL[i], "x".repeat(320)))
         .collect();
     let l = r.latency_ms.as_mut().unwrap();
     l.table = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 100.0]

@@ -3,17 +3,12 @@
 //! Pure: a function of the parsed SLOs and the cell's result.
 
 use benchrun_api::validate::SloPlan;
-use benchrun_api::{units, CellResult};
-
-/// The verdict when every objective holds.
-pub const MET: &str = "Met";
-/// Prefix of the verdict when an objective does not hold.
-pub const VIOLATED: &str = "Violated";
+use benchrun_api::{units, CellResult, SloVerdict};
 
 /// `Met`, or `Violated: ` followed by each objective that does not hold, e.g.
 /// `Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%`. An objective whose figure is absent
 /// is not judged (only measured results carry figures and get a verdict).
-pub fn verdict(slo: &SloPlan, r: &CellResult) -> String {
+pub fn verdict(slo: &SloPlan, r: &CellResult) -> SloVerdict {
     let mut broken = Vec::new();
     let latency = [
         ("p99", slo.p99, r.latency_ms.as_ref().map(|l| l.p99)),
@@ -45,15 +40,10 @@ pub fn verdict(slo: &SloPlan, r: &CellResult) -> String {
         }
     }
     if broken.is_empty() {
-        MET.to_string()
+        SloVerdict::Met
     } else {
-        format!("{VIOLATED}: {}", broken.join("; "))
+        SloVerdict::Violated(broken)
     }
-}
-
-/// True when the verdict records a violation.
-pub fn is_violated(verdict: &str) -> bool {
-    verdict.starts_with(VIOLATED)
 }
 
 /// A measured latency in milliseconds with one decimal: `250.1ms`.
@@ -130,13 +120,16 @@ mod tests {
 
     #[test]
     fn a_cell_within_every_objective_meets_the_slo() {
-        assert_eq!(verdict(&slo(), &result(5.0, 200.0, 0.01, 100.0)), "Met");
+        assert_eq!(
+            verdict(&slo(), &result(5.0, 200.0, 0.01, 100.0)).to_string(),
+            "Met"
+        );
     }
 
     #[test]
     fn a_violation_names_each_broken_objective_with_its_numbers() {
         assert_eq!(
-            verdict(&slo(), &result(5.0, 250.12, 0.02, 100.0)),
+            verdict(&slo(), &result(5.0, 250.12, 0.02, 100.0)).to_string(),
             "Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%"
         );
     }
@@ -149,13 +142,10 @@ mod tests {
             ..SloPlan::default()
         };
         assert_eq!(
-            verdict(&slo, &result(25.0, 90.0, 0.0, 950.33)),
+            verdict(&slo, &result(25.0, 90.0, 0.0, 950.33)).to_string(),
             "Violated: p50 25.0ms > 20ms; throughput 950.3 req/s < 1000 req/s"
         );
-        assert!(is_violated(&verdict(
-            &slo,
-            &result(25.0, 90.0, 0.0, 950.33)
-        )));
+        assert!(verdict(&slo, &result(25.0, 90.0, 0.0, 950.33)).is_violated());
     }
 
     #[test]
@@ -165,7 +155,7 @@ mod tests {
             ..SloPlan::default()
         };
         assert_eq!(
-            verdict(&slo, &result(1.0, 1.0, 0.0015, 1.0)),
+            verdict(&slo, &result(1.0, 1.0, 0.0015, 1.0)).to_string(),
             "Violated: error rate 0.15% > 0.1%"
         );
     }

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use benchrun_api::{phase, BenchmarkRun};
+use benchrun_api::{BenchmarkRun, Phase};
 use jiff::Timestamp;
 use kube::ResourceExt;
 
@@ -20,7 +20,7 @@ pub struct RunView {
     /// `namespace/name`.
     pub key: String,
     /// `status.phase`.
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     /// `metadata.creationTimestamp` (queue order).
     pub created: Option<Timestamp>,
     /// Being deleted.
@@ -32,18 +32,14 @@ impl RunView {
     pub fn of(run: &BenchmarkRun) -> Self {
         Self {
             key: key(run),
-            phase: run.status.as_ref().and_then(|s| s.phase.clone()),
+            phase: run.status.as_ref().and_then(|s| s.phase),
             created: run.metadata.creation_timestamp.as_ref().map(|t| t.0),
             deleting: run.metadata.deletion_timestamp.is_some(),
         }
     }
 
     fn waiting(&self) -> bool {
-        !self.deleting
-            && matches!(
-                self.phase.as_deref(),
-                None | Some(phase::PENDING | phase::QUEUED)
-            )
+        !self.deleting && matches!(self.phase, None | Some(Phase::Pending | Phase::Queued))
     }
 }
 
@@ -80,15 +76,13 @@ fn decide(max: usize, me: &str, all: &[RunView], granted: &mut BTreeSet<String>)
     // A grant ends when its run finished, went away or is being deleted.
     granted.retain(|k| {
         all.iter().any(|r| {
-            &r.key == k
-                && !r.deleting
-                && !matches!(r.phase.as_deref(), Some(phase::SUCCEEDED | phase::FAILED))
+            &r.key == k && !r.deleting && !matches!(r.phase, Some(Phase::Succeeded | Phase::Failed))
         })
     });
     let mut holders: BTreeSet<String> = granted.clone();
     holders.extend(
         all.iter()
-            .filter(|r| r.phase.as_deref() == Some(phase::RUNNING) && !r.deleting)
+            .filter(|r| r.phase == Some(Phase::Running) && !r.deleting)
             .map(|r| r.key.clone()),
     );
     if holders.contains(me) {
@@ -124,10 +118,10 @@ fn decide(max: usize, me: &str, all: &[RunView], granted: &mut BTreeSet<String>)
 mod tests {
     use super::*;
 
-    fn view(key: &str, phase: Option<&str>, created_s: i64) -> RunView {
+    fn view(key: &str, phase: Option<Phase>, created_s: i64) -> RunView {
         RunView {
             key: key.into(),
-            phase: phase.map(Into::into),
+            phase,
             created: Some(Timestamp::from_second(created_s).unwrap()),
             deleting: false,
         }
@@ -136,7 +130,7 @@ mod tests {
     #[test]
     fn a_running_run_keeps_its_slot_after_an_operator_restart() {
         let slots = Slots::new(1);
-        let all = [view("a/x", Some(phase::RUNNING), 1), view("a/y", None, 0)];
+        let all = [view("a/x", Some(Phase::Running), 1), view("a/y", None, 0)];
         assert_eq!(slots.acquire("a/x", &all), Slot::Free);
         assert_eq!(slots.acquire("a/y", &all), Slot::HeldBy(vec!["a/x".into()]));
     }
@@ -146,7 +140,7 @@ mod tests {
         let slots = Slots::new(1);
         let all = [
             view("a/new", None, 10),
-            view("a/old", Some(phase::QUEUED), 5),
+            view("a/old", Some(Phase::Queued), 5),
         ];
         assert!(matches!(slots.acquire("a/new", &all), Slot::HeldBy(_)));
         assert_eq!(slots.acquire("a/old", &all), Slot::Free);
@@ -163,12 +157,12 @@ mod tests {
         let all = [view("a/x", None, 1), view("a/y", None, 2)];
         assert_eq!(slots.acquire("a/x", &all), Slot::Free);
         let all = [
-            view("a/x", Some(phase::SUCCEEDED), 1),
-            view("a/y", Some(phase::QUEUED), 2),
+            view("a/x", Some(Phase::Succeeded), 1),
+            view("a/y", Some(Phase::Queued), 2),
         ];
         assert_eq!(slots.acquire("a/y", &all), Slot::Free);
         let slots = Slots::new(1);
-        let mut gone = view("a/x", Some(phase::RUNNING), 1);
+        let mut gone = view("a/x", Some(Phase::Running), 1);
         gone.deleting = true;
         assert_eq!(
             slots.acquire("a/y", &[gone, view("a/y", None, 2)]),
@@ -181,8 +175,8 @@ mod tests {
         // The old leader granted a/x and died before its status said Running; a/r is Running.
         let old_leader = Slots::new(2);
         let all = [
-            view("a/r", Some(phase::RUNNING), 1),
-            view("a/x", Some(phase::QUEUED), 2),
+            view("a/r", Some(Phase::Running), 1),
+            view("a/x", Some(Phase::Queued), 2),
             view("a/y", None, 3),
         ];
         assert_eq!(old_leader.acquire("a/x", &all), Slot::Free);

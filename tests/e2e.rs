@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use benchrun::lease::pod_of;
-use benchrun_api::{phase, BenchmarkRun};
+use benchrun_api::{BenchmarkRun, ConditionType, Outcome, Phase, Reason, Stage, Verdict};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::Api;
@@ -79,7 +79,7 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}",
             status.phase
         );
@@ -184,7 +184,7 @@ async fn templated_requests_reach_the_target_with_every_value_once() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}, results {:?}",
             status.phase,
             status.results
@@ -279,7 +279,7 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}, results {:?}",
             status.phase,
             status.results
@@ -383,7 +383,7 @@ async fn think_time_paces_the_load_and_the_ramp_up_is_not_measured() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}, results {:?}",
             status.phase,
             status.results
@@ -433,7 +433,7 @@ async fn request_counts_and_keep_alive_are_set_per_cell() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}",
             status.phase
         );
@@ -524,7 +524,7 @@ async fn cpu_average_matches_the_cgroup_counter_read_from_the_host() {
             .wait_finished(&ns, "cpu", Duration::from_secs(600))
             .await?;
         let status = run.status.clone().unwrap_or_default();
-        anyhow::ensure!(status.phase.as_deref() == Some(phase::SUCCEEDED));
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded));
         anyhow::ensure!(status.results.len() == 2, "{} results", status.results.len());
         anyhow::ensure!(truth.containers() > 0, "no target cgroup found on this host");
         let mut failures = Vec::new();
@@ -579,7 +579,7 @@ async fn a_five_second_window_is_too_short_and_says_how_long_to_measure() {
         let accepted = status
             .conditions
             .iter()
-            .find(|c| c.type_ == benchrun_api::condition::ACCEPTED)
+            .find(|c| c.type_ == ConditionType::Accepted.as_str())
             .map(|c| c.message.clone())
             .unwrap_or_default();
         println!("Accepted: {accepted}");
@@ -595,14 +595,14 @@ async fn a_five_second_window_is_too_short_and_says_how_long_to_measure() {
             r.usage.load_cpu_cores,
             r.warnings
         );
-        let short = r.warnings.iter().find(|w| w.starts_with("WindowTooShort:"));
+        let short = r.warnings.iter().find(|w| w.to_string().starts_with("WindowTooShort:"));
         anyhow::ensure!(
-            short.is_some_and(|w| w.contains("measure for at least")),
+            short.is_some_and(|w| w.to_string().contains("measure for at least")),
             "no WindowTooShort with a minimum: {:?}",
             r.warnings
         );
         anyhow::ensure!(
-            !r.warnings.iter().any(|w| w.starts_with("MetricsUnavailable")),
+            !r.warnings.iter().any(|w| w.to_string().starts_with("MetricsUnavailable")),
             "MetricsUnavailable instead of WindowTooShort: {:?}",
             r.warnings
         );
@@ -793,7 +793,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
                 .baseline
                 .as_ref()
                 .context("a measurement without a baseline verdict")?;
-            anyhow::ensure!(b.verdict != "Unmatched", "unmatched: {:?}", b.reason);
+            anyhow::ensure!(b.verdict != Verdict::Unmatched, "unmatched: {:?}", b.reason);
             anyhow::ensure!(b.samples >= 5 && b.baseline_samples >= 5, "{b:?}");
         }
         let work = status
@@ -802,7 +802,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             .find(|r| r.coordinates.scenario == "work")
             .context("no work cell")?;
         let b = work.baseline.as_ref().context("no verdict")?;
-        anyhow::ensure!(b.verdict == "Worse", "the heavier path is {b:?}");
+        anyhow::ensure!(b.verdict == Verdict::Worse, "the heavier path is {b:?}");
         anyhow::ensure!(b.throughput_ratio.is_some_and(|x| x < 0.8), "{b:?}");
         let regressed = status
             .conditions
@@ -902,7 +902,7 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
             r.status
                 .as_ref()
                 .and_then(|s| s.current.as_ref())
-                .is_some_and(|c| c.cell >= cell && c.stage == benchrun_api::stage::LOADING)
+                .is_some_and(|c| c.cell >= cell && c.stage == Stage::Loading)
         }
     };
     let outcome = async {
@@ -955,7 +955,7 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}",
             status.phase
         );
@@ -1002,7 +1002,7 @@ async fn target_that_cannot_start_fails_with_a_clear_reason() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         println!("finished after {:?}: {:?}", t0.elapsed(), status.phase);
-        anyhow::ensure!(status.phase.as_deref() == Some(phase::FAILED));
+        anyhow::ensure!(status.phase == Some(Phase::Failed));
         anyhow::ensure!(
             status.results.len() == 2,
             "{} results",
@@ -1011,7 +1011,7 @@ async fn target_that_cannot_start_fails_with_a_clear_reason() {
         for r in &status.results {
             let reason = r.reason.clone().unwrap_or_default();
             println!("cell {}: {} — {reason}", r.cell, r.outcome);
-            anyhow::ensure!(r.outcome == "Failed");
+            anyhow::ensure!(r.outcome == Outcome::Failed);
             anyhow::ensure!(
                 reason.contains("ErrImageNeverPull") || reason.contains("image"),
                 "reason does not name the image problem: {reason}"
@@ -1051,7 +1051,7 @@ async fn runs_with_a_leading_digit_or_a_dot_in_their_name_succeed() {
                 .await?;
             let status = run.status.clone().unwrap_or_default();
             anyhow::ensure!(
-                status.phase.as_deref() == Some(phase::SUCCEEDED),
+                status.phase == Some(Phase::Succeeded),
                 "{name}: phase {:?}, results {:?}",
                 status.phase,
                 status.results.iter().map(|r| &r.reason).collect::<Vec<_>>()
@@ -1099,7 +1099,7 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
         let took = t0.elapsed();
         let status = run.status.clone().unwrap_or_default();
         println!("refused finished after {took:?}: {:?}", status.phase);
-        anyhow::ensure!(status.phase.as_deref() == Some(phase::FAILED));
+        anyhow::ensure!(status.phase == Some(Phase::Failed));
         anyhow::ensure!(
             took < Duration::from_secs(90),
             "took {took:?}, the ready timeout"
@@ -1113,9 +1113,9 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
         let cond = status
             .conditions
             .iter()
-            .find(|c| c.type_ == benchrun_api::condition::CHILDREN_APPLIED)
+            .find(|c| c.type_ == ConditionType::ChildrenApplied.as_str())
             .ok_or_else(|| anyhow::anyhow!("no ChildrenApplied condition"))?;
-        anyhow::ensure!(cond.status == "False" && cond.reason == "ApplyRefused");
+        anyhow::ensure!(cond.status == "False" && cond.reason == Reason::ApplyRefused.as_str());
         let events = cluster.kubectl(&[
             "get",
             "events",
@@ -1134,7 +1134,7 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
             .await?;
         let s = after.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            s.phase.as_deref() == Some(phase::SUCCEEDED),
+            s.phase == Some(Phase::Succeeded),
             "the run queued behind the refused one: {:?}",
             s.phase
         );
@@ -1182,7 +1182,7 @@ async fn run_succeeds_in_a_namespace_enforcing_the_restricted_standard() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}: {:?}",
             status.phase,
             status
@@ -1230,17 +1230,19 @@ async fn run_naming_an_unlisted_prometheus_is_refused_before_anything_starts() {
             .wait_finished(&ns, "notallowed", Duration::from_secs(60))
             .await?;
         let status = run.status.clone().unwrap_or_default();
-        anyhow::ensure!(status.phase.as_deref() == Some(phase::FAILED));
+        anyhow::ensure!(status.phase == Some(Phase::Failed));
         let accepted = status
             .conditions
             .iter()
-            .find(|c| c.type_ == benchrun_api::condition::ACCEPTED)
+            .find(|c| c.type_ == ConditionType::Accepted.as_str())
             .context("no Accepted condition")?;
         println!(
             "Accepted={} {}: {}",
             accepted.status, accepted.reason, accepted.message
         );
-        anyhow::ensure!(accepted.status == "False" && accepted.reason == "NotAllowed");
+        anyhow::ensure!(
+            accepted.status == "False" && accepted.reason == Reason::NotAllowed.as_str()
+        );
         anyhow::ensure!(accepted
             .message
             .contains("BENCHRUN_ALLOWED_PROMETHEUS_URLS"));
@@ -1303,7 +1305,7 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "phase {:?}",
             status.phase
         );

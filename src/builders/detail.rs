@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use super::Owner;
 use crate::names::{self, role};
 
-/// Key of the merged `LoadResult` JSON in a detail ConfigMap.
-pub const DETAIL_KEY: &str = "result.json";
+pub use benchrun_api::DETAIL_KEY;
 
 /// The detail ConfigMap holding `json` (the merged load result) for one measurement.
 pub fn build_detail_configmap(

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use benchrun_api::{phase, BenchmarkRun, CellResult};
+use benchrun_api::{BenchmarkRun, CellResult, Phase};
 use serde_yaml::Value;
 
 use crate::support::{assert_counts_match, Cluster, TargetCounter};
@@ -92,7 +92,7 @@ async fn run_reduced(
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.phase.as_deref() == Some(phase::SUCCEEDED),
+            status.phase == Some(Phase::Succeeded),
             "seed {n}: phase {:?}, results {:?}",
             status.phase,
             status.results
@@ -213,7 +213,8 @@ async fn seed_3_six_stacks_answer_hello_and_a_short_window_is_flagged() {
             // for Vert.x in `make seeds`).
             anyhow::ensure!(
                 r.warnings.iter().any(|w| {
-                    w.starts_with("WindowTooShort") || w.starts_with("MetricsUnavailable")
+                    w.to_string().starts_with("WindowTooShort")
+                        || w.to_string().starts_with("MetricsUnavailable")
                 }),
                 "cell {} ({}): {:?}",
                 r.cell,

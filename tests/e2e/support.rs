@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use benchrun_api::{phase, BenchmarkRun, CellResult};
+use benchrun_api::{BenchmarkRun, CellResult, Outcome, Phase};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -138,8 +138,8 @@ impl Cluster {
     ) -> anyhow::Result<BenchmarkRun> {
         self.wait_until(ns, name, timeout, |r| {
             matches!(
-                r.status.as_ref().and_then(|s| s.phase.as_deref()),
-                Some(phase::SUCCEEDED) | Some(phase::FAILED)
+                r.status.as_ref().and_then(|s| s.phase),
+                Some(Phase::Succeeded) | Some(Phase::Failed)
             )
         })
         .await
@@ -420,7 +420,12 @@ pub fn assert_counts_match(
     run: &str,
     r: &CellResult,
 ) -> anyhow::Result<i64> {
-    anyhow::ensure!(r.outcome == "Measured", "cell {} {:?}", r.cell, r.reason);
+    anyhow::ensure!(
+        r.outcome == Outcome::Measured,
+        "cell {} {:?}",
+        r.cell,
+        r.reason
+    );
     let (Some(requests), Some(warmup)) = (r.requests, r.warmup_requests) else {
         anyhow::bail!("cell {} has no request counts", r.cell);
     };

@@ -12,12 +12,17 @@ pub mod spec;
 pub mod status;
 pub mod units;
 pub mod validate;
+pub mod vocab;
 
 pub use matrix::{expand, Cell};
 pub use services::{BackingService, SeedStep, ServiceAddress, ServicePlan};
 pub use spec::*;
 pub use status::*;
 pub use validate::{validate, FieldError, ValidatedRun};
+pub use vocab::{
+    ConditionType, Outcome, Phase, Reason, SloSummary, SloVerdict, Stage, Verdict, Warning,
+    WarningCode, DETAIL_KEY,
+};
 
 /// The CustomResourceDefinition as YAML, exactly as committed in `crds/benchmarkrun.yaml`.
 pub fn crd_yaml() -> String {

@@ -10,70 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Lifecycle phases of a run.
-pub mod phase {
-    /// Accepted but not started (waiting for validation).
-    pub const PENDING: &str = "Pending";
-    /// Waiting for another measuring run to finish.
-    pub const QUEUED: &str = "Queued";
-    /// Measuring cells.
-    pub const RUNNING: &str = "Running";
-    /// Every cell was measured (individual cells may still have failed; see conditions).
-    pub const SUCCEEDED: &str = "Succeeded";
-    /// The run could not be carried out (invalid spec, or every cell failed).
-    pub const FAILED: &str = "Failed";
-}
-
-/// Condition types of a run.
-pub mod condition {
-    /// The spec passed validation (`False` with the reason and message when it did not).
-    pub const ACCEPTED: &str = "Accepted";
-    /// The run is measuring.
-    pub const RUNNING: &str = "Running";
-    /// The run finished and at least one cell was measured.
-    pub const SUCCEEDED: &str = "Succeeded";
-    /// The run failed.
-    pub const FAILED: &str = "Failed";
-    /// Every measured cell met the SLOs (absent when the spec has none).
-    pub const SLOS_MET: &str = "SLOsMet";
-    /// No validity warning was raised (`False` lists what made the results suspect).
-    pub const RESULTS_VALID: &str = "ResultsValid";
-    /// Prometheus answered (`False` when CPU and memory could not be read, reason
-    /// `MetricsMissing`, or are still to be read, reason `MetricsPending`; load results are
-    /// still kept).
-    pub const METRICS_AVAILABLE: &str = "MetricsAvailable";
-    /// Present once the apiserver refused one of the run's children (an object it would never
-    /// accept, e.g. an invalid `nodeSelector` value): `False`, reason `ApplyRefused`, with the
-    /// child and the apiserver's message. The cells that needed the child failed with it.
-    pub const CHILDREN_APPLIED: &str = "ChildrenApplied";
-    /// Present when the spec names a `baseline`: `True` (reason `Worse`) when some measurement
-    /// is worse than its baseline cell, `False` otherwise. Argo CD and Flux can turn `True`
-    /// into a failed health check (see docs/experiments.md, GitOps).
-    pub const REGRESSED: &str = "Regressed";
-}
-
-/// Verdicts of a measurement against its baseline cell (`status.results[].baseline.verdict`).
-pub mod verdict {
-    /// Faster beyond the tolerance, and the Mann-Whitney U test gives p < 0.01.
-    pub const BETTER: &str = "Better";
-    /// Within the tolerance, or a change the samples do not support.
-    pub const SAME: &str = "Same";
-    /// Slower beyond the tolerance, and the test gives p < 0.01.
-    pub const WORSE: &str = "Worse";
-    /// No measured cell of the baseline run has these coordinates, or its samples could not be
-    /// read (the reason says which).
-    pub const UNMATCHED: &str = "Unmatched";
-}
-
-/// Stages of the cell being measured, recorded in `status.current.stage`.
-pub mod stage {
-    /// Applying the target Deployment and Service and waiting until all replicas are ready.
-    pub const DEPLOYING: &str = "Deploying";
-    /// The load Job runs (warm-up, then the measured window).
-    pub const LOADING: &str = "Loading";
-    /// Waiting for Prometheus to have scraped the window, then querying it.
-    pub const COLLECTING: &str = "Collecting";
-}
+use crate::vocab::{Outcome, Phase, SloSummary, SloVerdict, Stage, Verdict, Warning};
 
 /// Observed state of a BenchmarkRun.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -81,7 +18,7 @@ pub mod stage {
 pub struct BenchmarkRunStatus {
     /// `Pending`, `Queued`, `Running`, `Succeeded` or `Failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub phase: Option<Phase>,
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
@@ -126,7 +63,7 @@ pub struct CurrentMeasurement {
     /// Repeat index (0-based).
     pub repeat: i32,
     /// `Deploying`, `Loading` or `Collecting`.
-    pub stage: String,
+    pub stage: Stage,
     /// When the stage began.
     pub since: Time,
     /// Name of the load Job, once created.
@@ -388,7 +325,7 @@ pub struct CellResult {
     /// The cell's coordinates.
     pub coordinates: Coordinates,
     /// `Measured` or `Failed`.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Why the measurement failed (image pull, crash loop, unschedulable, load Job failure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -470,12 +407,12 @@ pub struct CellResult {
     pub window_end: Option<Time>,
     /// `Met`, or `Violated` followed by what was violated; absent without SLOs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slo: Option<String>,
+    pub slo: Option<SloVerdict>,
     /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
     /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable,
     /// MetricsPending, WindowTooShort, StaggeredStart).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Values of `prometheus.extraQueries`, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, f64>,
@@ -552,7 +489,7 @@ pub struct Summary {
     pub suspect: i32,
     /// `Met`, `Violated (n)` or absent without SLOs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slo: Option<String>,
+    pub slo: Option<SloSummary>,
 }
 
 /// How far one target configuration scales as its load grows.
@@ -647,7 +584,7 @@ impl UslFit {
 #[serde(rename_all = "camelCase")]
 pub struct BaselineComparison {
     /// `Better`, `Same`, `Worse` or `Unmatched`.
-    pub verdict: String,
+    pub verdict: Verdict,
     /// Median per-second throughput of this measurement over the baseline's (0.9 = 10 % less).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_ratio: Option<f64>,

@@ -1,7 +1,10 @@
 //! Status written by earlier versions still reads: measured cells keep every figure, and a
 //! failed cell written now carries no load figure at all (absent, not zero).
 
-use benchrun_api::{CellResult, ErrorCounts, Latency};
+use benchrun_api::{
+    BenchmarkRunStatus, CellResult, ErrorCounts, Latency, Outcome, Phase, SloSummary, SloVerdict,
+    Stage, Verdict, WarningCode,
+};
 
 /// A measured cell as stored before the load figures became optional.
 const OLD_MEASURED: &str = r#"{
@@ -64,7 +67,7 @@ fn a_measured_cell_stored_before_keeps_every_figure_and_writes_back_the_same() {
 #[test]
 fn a_failed_cell_stored_before_still_reads() {
     let r: CellResult = serde_json::from_str(OLD_FAILED).unwrap();
-    assert_eq!(r.outcome, "Failed");
+    assert_eq!(r.outcome, Outcome::Failed);
     assert_eq!(r.reason.as_deref(), Some("ImagePullBackOff"));
     assert_eq!(r.latency_ms, Some(Latency::default()));
 }
@@ -72,7 +75,7 @@ fn a_failed_cell_stored_before_still_reads() {
 #[test]
 fn a_failed_cell_without_figures_writes_none_of_them() {
     let r = CellResult {
-        outcome: "Failed".into(),
+        outcome: Outcome::Failed,
         reason: Some("load Job failed".into()),
         ..CellResult::default()
     };
@@ -90,4 +93,80 @@ fn a_failed_cell_without_figures_writes_none_of_them() {
     }
     let back: CellResult = serde_json::from_value(json).unwrap();
     assert_eq!(back, r);
+}
+
+/// A status as the operator wrote it before its words were types: every phase, stage,
+/// outcome, warning, verdict and SLO word as a string.
+const OLD_STATUS: &str = r#"{
+  "phase": "Running",
+  "progress": "2/4",
+  "current": {"cell": 2, "repeat": 0, "stage": "Collecting", "since": "2026-11-30T14:00:00Z"},
+  "results": [
+    {"cell": 0, "repeat": 0,
+     "coordinates": {"target": "a", "scenario": "s", "cpu": "1", "memory": "1Gi",
+                     "replicas": 1, "connections": 10},
+     "outcome": "Measured", "throughput": 100.0, "usage": {}, "restarts": 0, "oomKills": 0,
+     "slo": "Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%",
+     "warnings": ["SameNode: target and load pods shared node n1; use nodeSelector",
+                  "OOMKilled: target containers were OOM-killed once at the memory limit 1Gi"],
+     "baseline": {"verdict": "Worse", "baselineSamples": 10, "samples": 10}},
+    {"cell": 1, "repeat": 0,
+     "coordinates": {"target": "a", "scenario": "s", "cpu": "1", "memory": "1Gi",
+                     "replicas": 1, "connections": 20},
+     "outcome": "Failed", "reason": "ImagePullBackOff", "usage": {}, "restarts": 0, "oomKills": 0}
+  ],
+  "summary": {"failed": 1, "suspect": 1, "slo": "Violated (1)"}
+}"#;
+
+#[test]
+fn a_status_stored_before_reads_as_types_and_writes_the_same_strings() {
+    let old: serde_json::Value = serde_json::from_str(OLD_STATUS).unwrap();
+    let s: BenchmarkRunStatus = serde_json::from_value(old.clone()).unwrap();
+    assert_eq!(s.phase, Some(Phase::Running));
+    assert_eq!(s.current.as_ref().unwrap().stage, Stage::Collecting);
+    let r = &s.results[0];
+    assert_eq!(r.outcome, Outcome::Measured);
+    assert_eq!(
+        r.slo,
+        Some(SloVerdict::Violated(vec![
+            "p99 250.1ms > 200ms".into(),
+            "error rate 2.0% > 1%".into()
+        ]))
+    );
+    let codes: Vec<WarningCode> = r.warnings.iter().map(|w| w.code).collect();
+    assert_eq!(codes, vec![WarningCode::SameNode, WarningCode::OomKilled]);
+    assert_eq!(
+        r.warnings[1].message,
+        "target containers were OOM-killed once at the memory limit 1Gi"
+    );
+    assert_eq!(r.baseline.as_ref().unwrap().verdict, Verdict::Worse);
+    assert_eq!(s.results[1].outcome, Outcome::Failed);
+    assert_eq!(
+        s.summary.as_ref().unwrap().slo,
+        Some(SloSummary::Violated(1))
+    );
+    // Written back, every word is the string it was.
+    let again = serde_json::to_value(&s).unwrap();
+    for path in [
+        "/phase",
+        "/current/stage",
+        "/results/0/outcome",
+        "/results/0/slo",
+        "/results/0/warnings",
+        "/results/0/baseline/verdict",
+        "/results/1/outcome",
+        "/summary/slo",
+    ] {
+        assert_eq!(again.pointer(path), old.pointer(path), "{path}");
+    }
+}
+
+#[test]
+fn a_word_no_operator_writes_is_refused_naming_its_vocabulary() {
+    let bad = OLD_STATUS.replace("\"Collecting\"", "\"Collected\"");
+    let e = serde_json::from_str::<BenchmarkRunStatus>(&bad).unwrap_err();
+    assert!(
+        e.to_string().contains("\"Collected\" is not a Stage"),
+        "{e}"
+    );
 }

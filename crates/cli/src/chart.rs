@@ -17,8 +17,7 @@ pub const BAR_WIDTH: usize = 40;
 /// The JSON schema of the load-generator result stored in a detail ConfigMap.
 pub const LOAD_RESULT_SCHEMA: &str = "benchrun.dev/load-result/v1";
 
-/// Key of the load-generator result in a detail ConfigMap.
-pub const DETAIL_KEY: &str = "result.json";
+pub use benchrun_api::DETAIL_KEY;
 
 fn bar(value: f64, max: f64) -> String {
     let n = if max > 0.0 {
@@ -78,7 +77,7 @@ pub fn connection_groups(results: &[CellResult]) -> Vec<(String, Vec<GroupPoint>
         let reps = num::measured_repeats(results, &r.coordinates);
         let mut codes: Vec<String> = reps
             .iter()
-            .flat_map(|o| o.warnings.iter().map(|w| num::code(w).to_string()))
+            .flat_map(|o| o.warnings.iter().map(|w| w.code.to_string()))
             .collect();
         codes.sort();
         codes.dedup();

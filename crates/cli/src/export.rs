@@ -86,7 +86,7 @@ pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
         c.replicas.to_string(),
         c.connections.to_string(),
         opt(c.rate),
-        r.outcome.clone(),
+        r.outcome.to_string(),
         opt(r.reason.clone()),
         count(r.requests),
         count(r.warmup_requests),
@@ -118,7 +118,11 @@ pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
         r.restarts.to_string(),
         r.oom_kills.to_string(),
         opt(r.slo.clone()),
-        r.warnings.join(" | "),
+        r.warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" | "),
         opt(r.detail.clone()),
     ]
 }

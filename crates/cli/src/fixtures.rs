@@ -2,7 +2,8 @@
 
 use benchrun_api::{
     BenchmarkRunStatus, Capacity, CellResult, Coordinates, CurrentMeasurement, ErrorCounts,
-    Latency, Summary, TargetUsage, UslFit,
+    Latency, Outcome, Phase, SloSummary, SloVerdict, Stage, Summary, TargetUsage, UslFit, Warning,
+    WarningCode,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -31,7 +32,7 @@ pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) 
             rate: None,
             ..Coordinates::default()
         },
-        outcome: "Measured".into(),
+        outcome: Outcome::Measured,
         requests: Some((rps * 30.0) as i64),
         warmup_requests: Some(0),
         errors: Some(ErrorCounts::default()),
@@ -53,7 +54,7 @@ pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) 
             memory_peak_bytes: Some(134_217_728),
             ..Default::default()
         },
-        slo: Some("Met".into()),
+        slo: Some(SloVerdict::Met),
         detail: Some(format!("demo-detail-{cell}-0")),
         ..Default::default()
     }
@@ -67,16 +68,22 @@ pub fn results() -> Vec<CellResult> {
     spring.usage.memory_peak_bytes = Some(402_653_184);
     let mut slow = cell(1, "express", "1", 100, 5405.2, 41.0);
     slow.error_rate = Some(0.0123);
-    slow.slo = Some("Violated: errorRate 1.23% > 1%".into());
+    slow.slo = Some(SloVerdict::Violated(vec!["errorRate 1.23% > 1%".into()]));
     slow.warnings = vec![
-        "GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's".into(),
-        "HighErrorRate: 1.23% of requests failed (read 665)".into(),
+        Warning::new(
+            WarningCode::GeneratorBound,
+            "the load pods used 97% of their CPU limit; throughput may be the generator's",
+        ),
+        Warning::new(
+            WarningCode::HighErrorRate,
+            "1.23% of requests failed (read 665)",
+        ),
     ];
     // As the operator writes a failed measurement: coordinates and reason, no figures.
     let failed = CellResult {
         cell: 3,
         coordinates: cell(3, "spring", "1", 100, 0.0, 0.0).coordinates,
-        outcome: "Failed".into(),
+        outcome: Outcome::Failed,
         reason: Some("ImagePullBackOff: spring:3.2 not found".into()),
         ..Default::default()
     };
@@ -140,7 +147,7 @@ pub fn status() -> BenchmarkRunStatus {
         observed_generation: Some(1),
     };
     BenchmarkRunStatus {
-        phase: Some("Succeeded".into()),
+        phase: Some(Phase::Succeeded),
         progress: Some("4/4".into()),
         total: Some(4),
         conditions: vec![
@@ -171,7 +178,7 @@ pub fn status() -> BenchmarkRunStatus {
             best_cell: Some("express/hello cpu=1 c=100".into()),
             failed: 1,
             suspect: 1,
-            slo: Some("Violated (1)".into()),
+            slo: Some(SloSummary::Violated(1)),
         }),
         capacity: capacity(),
         ..Default::default()
@@ -181,13 +188,13 @@ pub fn status() -> BenchmarkRunStatus {
 /// A run in the middle of its second measurement.
 pub fn running_status() -> BenchmarkRunStatus {
     BenchmarkRunStatus {
-        phase: Some("Running".into()),
+        phase: Some(Phase::Running),
         progress: Some("1/4".into()),
         total: Some(4),
         current: Some(CurrentMeasurement {
             cell: 1,
             repeat: 0,
-            stage: "Loading".into(),
+            stage: Stage::Loading,
             since: time("2026-11-30T10:02:00Z"),
             job: Some("demo-load-1-0".into()),
         }),

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use benchrun_api::BenchmarkRun;
+use benchrun_api::{BenchmarkRun, Phase};
 use jiff::Timestamp;
 
 use crate::num::NONE;
@@ -56,11 +56,11 @@ pub fn list_table(runs: &[BenchmarkRun], all_namespaces: bool, now: Timestamp) -
         let or_none = |v: Option<String>| v.unwrap_or_else(|| NONE.into());
         row.extend([
             run.metadata.name.clone().unwrap_or_default(),
-            status.phase.unwrap_or_else(|| "Pending".into()),
+            status.phase.unwrap_or(Phase::Pending).to_string(),
             or_none(status.progress),
             or_none(summary.best_throughput.map(|v| v.to_string())),
             or_none(summary.best_p99),
-            or_none(summary.slo),
+            or_none(summary.slo.map(|s| s.to_string())),
             age(run.metadata.creation_timestamp.as_ref().map(|t| t.0), now),
         ]);
         t.push(row);

@@ -1,6 +1,6 @@
 //! Number and label formatting shared by the renderers. Pure.
 
-use benchrun_api::{CellResult, Coordinates};
+use benchrun_api::{CellResult, Coordinates, Outcome, SloVerdict};
 
 /// Shown where a figure is absent (no Prometheus data, failed measurement).
 pub const NONE: &str = "-";
@@ -54,28 +54,9 @@ pub fn mib(bytes: Option<i64>) -> String {
     bytes.map_or_else(|| NONE.into(), |b| format!("{:.0}", b as f64 / 1048576.0))
 }
 
-/// The part of a validity warning or SLO verdict before its first `:` (the code).
-pub fn code(text: &str) -> &str {
-    text.split_once(':').map_or(text, |(c, _)| c).trim()
-}
-
-/// The explanation after a warning's code, or the whole text when it has none.
-pub fn explanation(text: &str) -> &str {
-    text.split_once(':').map_or(text, |(_, e)| e).trim()
-}
-
 /// `Met`, `Violated` or `-`: the SLO verdict without its details.
-pub fn slo_verdict(slo: Option<&str>) -> String {
-    slo.map_or_else(
-        || NONE.into(),
-        |s| {
-            s.split_whitespace()
-                .next()
-                .unwrap_or(NONE)
-                .trim_end_matches(':')
-                .to_string()
-        },
-    )
+pub fn slo_verdict(slo: Option<&SloVerdict>) -> String {
+    slo.map_or_else(|| NONE.into(), |s| s.word().to_string())
 }
 
 /// A one-line name for a cell: `express/hello cpu=1 mem=1Gi replicas=1 c=100 rate=500/s`,
@@ -130,7 +111,7 @@ pub fn measurement(r: &CellResult) -> String {
 /// Whether the measurement produced figures (`outcome` is `Measured`). A failed one has
 /// none: renderers show its figures as absent, also when an older operator stored zeros.
 pub fn measured(r: &CellResult) -> bool {
-    r.outcome != "Failed"
+    r.outcome != Outcome::Failed
 }
 
 /// The measured repeats among `results` of the cell at `coords`.
@@ -192,15 +173,10 @@ mod tests {
     }
 
     #[test]
-    fn warning_code_and_explanation_split_at_the_first_colon() {
-        let w = "GeneratorBound: load pods at 98% of their CPU limit: add load pods";
-        assert_eq!(code(w), "GeneratorBound");
-        assert_eq!(
-            explanation(w),
-            "load pods at 98% of their CPU limit: add load pods"
-        );
-        assert_eq!(slo_verdict(Some("Violated: p99 250ms > 200ms")), "Violated");
-        assert_eq!(slo_verdict(Some("Met")), "Met");
+    fn slo_verdicts_show_without_their_details() {
+        let violated = SloVerdict::Violated(vec!["p99 250ms > 200ms".into()]);
+        assert_eq!(slo_verdict(Some(&violated)), "Violated");
+        assert_eq!(slo_verdict(Some(&SloVerdict::Met)), "Met");
         assert_eq!(slo_verdict(None), "-");
     }
 }

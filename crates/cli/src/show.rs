@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use benchrun_api::{BenchmarkRunStatus, Capacity, CellResult};
+use benchrun_api::{BenchmarkRunStatus, Capacity, CellResult, Phase, SloVerdict};
 
 use crate::num::{self, NONE};
 use crate::table::{Align, Table};
@@ -89,8 +89,8 @@ pub fn measurements_table(results: &[CellResult]) -> Table {
             row.push("FAILED".into());
             row.extend(std::iter::repeat_n(NONE.to_string(), 8));
         }
-        row.push(num::slo_verdict(r.slo.as_deref()));
-        let codes: Vec<&str> = r.warnings.iter().map(|w| num::code(w)).collect();
+        row.push(num::slo_verdict(r.slo.as_ref()));
+        let codes: Vec<&str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
         row.push(if codes.is_empty() {
             NONE.into()
         } else {
@@ -137,23 +137,23 @@ pub fn notes(results: &[CellResult]) -> Vec<(String, Vec<String>)> {
     let violated: Vec<String> = results
         .iter()
         .filter_map(|r| {
-            r.slo
-                .as_deref()
-                .filter(|s| s.starts_with("Violated"))
-                .map(|s| (r, s))
+            let Some(SloVerdict::Violated(broken)) = &r.slo else {
+                return None;
+            };
+            Some(format!("{}: {}", num::measurement(r), broken.join("; ")))
         })
-        .map(|(r, s)| format!("{}: {}", num::measurement(r), num::explanation(s)))
         .collect();
     if !violated.is_empty() {
         out.push((format!("SLO violations ({})", violated.len()), violated));
     }
+    // By the code's word, so they are listed alphabetically.
     let mut by_code: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for r in results {
         for w in &r.warnings {
-            by_code.entry(num::code(w)).or_default().push(format!(
+            by_code.entry(w.code.as_str()).or_default().push(format!(
                 "{}: {}",
                 num::measurement(r),
-                num::explanation(w)
+                w.message
             ));
         }
     }
@@ -279,7 +279,8 @@ pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
     lines.push(format!("suspect (with validity warnings): {}", s.suspect));
     lines.push(format!(
         "SLO: {}",
-        s.slo.as_deref().unwrap_or("none declared")
+        s.slo
+            .map_or_else(|| "none declared".into(), |v| v.to_string())
     ));
     lines
 }
@@ -288,7 +289,7 @@ pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
 pub fn headline(name: &str, status: &BenchmarkRunStatus) -> String {
     format!(
         "{name}: {}, {} measurements",
-        status.phase.as_deref().unwrap_or("Pending"),
+        status.phase.unwrap_or(Phase::Pending),
         status.progress.as_deref().unwrap_or("0/?")
     )
 }
@@ -357,6 +358,7 @@ pub fn write_show(
 mod tests {
     use super::*;
     use crate::fixtures;
+    use benchrun_api::Verdict;
 
     fn render(format: Format) -> String {
         let mut out = Vec::new();
@@ -434,7 +436,7 @@ mod tests {
         let mut results = fixtures::results();
         assert!(baseline_lines(&results).is_empty());
         results[1].baseline = Some(benchrun_api::BaselineComparison {
-            verdict: "Worse".into(),
+            verdict: Verdict::Worse,
             throughput_ratio: Some(0.6),
             p99_ratio: Some(1.5),
             p_value: Some(0.00012),
@@ -443,7 +445,7 @@ mod tests {
             reason: None,
         });
         results[2].baseline = Some(benchrun_api::BaselineComparison {
-            verdict: "Unmatched".into(),
+            verdict: Verdict::Unmatched,
             reason: Some("BenchmarkRun old has no measured cell with these coordinates".into()),
             ..Default::default()
         });

@@ -2,7 +2,7 @@
 //!
 //! Pure: the clock is an argument.
 
-use benchrun_api::{expand, phase, BenchmarkRun, Coordinates};
+use benchrun_api::{expand, BenchmarkRun, Coordinates, Phase};
 use jiff::Timestamp;
 
 use crate::num;
@@ -10,8 +10,8 @@ use crate::num;
 /// Whether the run has reached a phase it never leaves.
 pub fn finished(run: &BenchmarkRun) -> bool {
     matches!(
-        run.status.as_ref().and_then(|s| s.phase.as_deref()),
-        Some(phase::SUCCEEDED | phase::FAILED)
+        run.status.as_ref().and_then(|s| s.phase),
+        Some(Phase::Succeeded | Phase::Failed)
     )
 }
 
@@ -31,7 +31,7 @@ pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
     let status = run.status.clone().unwrap_or_default();
     let mut line = format!(
         "{} {}",
-        status.phase.as_deref().unwrap_or(phase::PENDING),
+        status.phase.unwrap_or(Phase::Pending),
         status.progress.as_deref().unwrap_or("0/?")
     );
     if let Some(cur) = &status.current {

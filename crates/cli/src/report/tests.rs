@@ -8,6 +8,7 @@ use super::figures::{self, spectrum, Inputs};
 use super::svg::{Chart, Scale};
 use super::*;
 use crate::fixtures;
+use benchrun_api::Outcome;
 
 /// A load result whose latency histogram holds `latencies_us` and whose timeline has one
 /// entry per value of `per_second`.
@@ -146,7 +147,7 @@ fn the_report_is_one_html_document_with_every_chart_inline_and_no_script() {
 fn text_from_the_cluster_is_escaped() {
     let mut status = fixtures::status();
     status.results[0].reason = Some("<img src=x onerror=alert(1)> & \"more\"".into());
-    status.results[0].outcome = "Failed".into();
+    status.results[0].outcome = Outcome::Failed;
     let mut out = Vec::new();
     let details = BTreeMap::new();
     write_report(
