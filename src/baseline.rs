@@ -9,7 +9,8 @@ use benchrun_api::{BaselineComparison, CellResult, Coordinates};
 use benchrun_load::LoadResult;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::results::{round, MEASURED};
+use crate::num::round;
+use crate::results::MEASURED;
 
 /// Significance level: a change counts only when the test's two-sided p-value is below it.
 /// 1 % rather than 5 %: a run compares many cells, and each is a chance of a false alarm.

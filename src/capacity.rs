@@ -10,7 +10,8 @@ use std::panic;
 
 use benchrun_api::{Capacity, CellResult, Coordinates, UslFit, ValidatedRun};
 
-use crate::results::{round, FAILED};
+use crate::num::round;
+use crate::results::FAILED;
 use crate::slo;
 use crate::validity::{code, code_of};
 

@@ -3,7 +3,8 @@
 //! Where things are decided:
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
-//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure), rounded by
+//!   [`num`];
 //! - [`capacity`]: how far each configuration scales, from its measurements (pure);
 //! - [`baseline`]: a measurement against the same cell of `spec.baseline` (pure);
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
@@ -25,6 +26,7 @@ pub mod lease;
 pub mod logging;
 pub mod names;
 pub mod observe;
+pub mod num;
 pub mod observed;
 pub mod plan;
 pub mod policy;

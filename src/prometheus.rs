@@ -20,7 +20,7 @@ use benchrun_api::{ExtraQuery, PodUsage, ServiceUsage, TargetUsage};
 use serde::Deserialize;
 
 use crate::promql::{self, Raw, Selector};
-use crate::results::round;
+use crate::num::round;
 use crate::samples::{self, Series, Span};
 
 /// Timeout of one HTTP request to Prometheus (connect included).
