@@ -23,6 +23,9 @@
 //! (`not_acceptable`) or on a non-JSON proxy page without saying which it was. So the request
 //! is sent with its `get_raw()`, the body is read here up to [`MAX_BODY`], the envelope
 //! (`status`, `errorType`, `error`) is read here, and only `data` goes to the library's types.
+//!
+//! The operator keeps one [`Prometheus`] per URL for its lifetime
+//! ([`crate::prometheus_clients`]), so connections are reused between query cycles.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
