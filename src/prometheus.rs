@@ -80,8 +80,9 @@ pub enum PromError {
     Unreachable {
         /// The request URL (without the query).
         url: String,
-        /// What failed, in fixed words ([`transport_problem`]): the transport error itself
-        /// stays with the library, which lends it only.
+        /// What failed, in fixed words: "could not connect", "timed out", "error sending
+        /// request" or "the answer could not be read" (the transport error's own message may
+        /// name the URL with its query, and the library only lends it).
         reason: &'static str,
     },
     /// Prometheus answered with an error (bad query, timeout, overload).
@@ -511,7 +512,7 @@ fn send_problem(e: &prometheus_http_query::Error) -> &'static str {
 
 /// What kind of transport failure `e` is, in fixed words (`otherwise` unless it timed out or
 /// could not connect); its own message may name the request's URL with the query.
-pub fn transport_problem(e: &reqwest::Error, otherwise: &'static str) -> &'static str {
+fn transport_problem(e: &reqwest::Error, otherwise: &'static str) -> &'static str {
     if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
