@@ -81,12 +81,14 @@ smoke: cluster
 	eval "$$(hack/cluster.sh env)"
 	tests/smoke/cluster-smoke.sh
 
-## e2e: the end-to-end suite against the operator on the cluster (some tests run the seed stacks' images)
+## e2e: the end-to-end suite against the operator on the cluster (some tests run the seed stacks'
+## images), then the Prometheus client's live tests against the cluster's Prometheus (~2 min)
 # `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
 # there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
 e2e: install stacks
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture
+	CARGO=$(CARGO) tests/prometheus-live.sh
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
 ## other, results in out/seeds/ (~30 min; not in `test`, whose e2e runs each of them reduced).

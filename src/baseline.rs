@@ -9,7 +9,7 @@ use benchrun_api::{Outcome, Verdict};
 use benchrun_load::LoadResult;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use crate::results::round;
+use crate::num::round;
 
 /// Significance level: a change counts only when the test's two-sided p-value is below it.
 /// 1 % rather than 5 %: a run compares many cells, and each is a chance of a false alarm.

@@ -12,7 +12,7 @@ use benchrun_api::{
     Capacity, CellResult, Coordinates, Outcome, SloVerdict, UslFit, ValidatedRun, WarningCode,
 };
 
-use crate::results::round;
+use crate::num::round;
 
 /// `model` of a closed-model entry.
 pub const USL: &str = "USL";

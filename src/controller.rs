@@ -28,6 +28,7 @@ use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
 use crate::plan::{self, Action, Decision, Note};
 use crate::policy::Policy;
+use crate::prometheus_clients::PrometheusClients;
 use crate::slots::{self, Slots};
 use crate::telemetry::Metrics;
 
@@ -63,6 +64,8 @@ pub struct Context {
     pub slots: Slots,
     /// Metrics.
     pub metrics: Arc<Metrics>,
+    /// The Prometheus clients, one per URL for the operator's lifetime.
+    pub prometheus: PrometheusClients,
     recorder: Recorder,
     failures: Mutex<HashMap<String, u32>>,
 }
@@ -95,6 +98,7 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         recorder: Recorder::new(client.clone(), reporter),
         store: store.clone(),
         metrics: metrics.clone(),
+        prometheus: PrometheusClients::new(),
         failures: Mutex::default(),
         config: config.clone(),
     });

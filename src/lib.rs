@@ -3,11 +3,13 @@
 //! Where things are decided:
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
-//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure);
+//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure), rounded by
+//!   [`num`];
 //! - [`capacity`]: how far each configuration scales, from its measurements (pure);
 //! - [`baseline`]: a measurement against the same cell of `spec.baseline` (pure);
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
-//! - [`promql`], [`prometheus`]: CPU and memory of the measured window;
+//! - [`promql`], [`prometheus`]: CPU and memory of the measured window, one client per URL
+//!   for the operator's lifetime in [`prometheus_clients`];
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
 //!   measuring-slot queue in [`slots`];
@@ -24,11 +26,13 @@ pub mod leader;
 pub mod lease;
 pub mod logging;
 pub mod names;
+pub mod num;
 pub mod observe;
 pub mod observed;
 pub mod plan;
 pub mod policy;
 pub mod prometheus;
+pub mod prometheus_clients;
 pub mod promql;
 pub mod results;
 pub mod samples;

@@ -24,7 +24,7 @@ use crate::observed::{
     TargetObserved,
 };
 use crate::plan;
-use crate::prometheus::{Prometheus, ServiceQuery, UsageQuery};
+use crate::prometheus::{ServiceQuery, UsageQuery};
 use crate::results;
 use crate::slots::{self, RunView};
 
@@ -747,7 +747,7 @@ async fn usage(
         .as_ref()
         .and_then(|p| p.url.clone())
         .unwrap_or_else(|| ctx.config.prometheus_url.clone());
-    let prom = match Prometheus::new(&url) {
+    let prom = match ctx.prometheus.get(&url) {
         Ok(p) => p,
         Err(e) => return Collection::Answered(Err(e.to_string())),
     };

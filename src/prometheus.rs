@@ -1,26 +1,42 @@
 //! The Prometheus client: instant queries against `/api/v1/query` for one measured window.
 //!
-//! I/O at the edge: the query strings come from [`crate::promql`], the response parsing is
-//! pure ([`parse_response`] for one number, [`parse_matrix`] for raw samples) and so is the
-//! arithmetic ([`crate::samples`], assembled by [`usage_from`]). An empty result is missing
-//! data (`None`, never zero); a transport failure, an HTTP error or a Prometheus error is a
-//! [`PromError`], which the caller records as `MetricsUnavailable`.
+//! I/O at the edge, on the `prometheus-http-query` crate: its [`Client`] builds and sends the
+//! requests (a `GET` with `query`, `time` and `timeout`), over a `reqwest` client of ours; its
+//! typed [`Data`] is what an answer's `data` is read into. The query strings come from
+//! [`crate::promql`], the response parsing is pure ([`parse_response`] for one number,
+//! [`parse_matrix`] for raw samples) and so is the arithmetic ([`crate::samples`], assembled
+//! by [`usage_from`]). An empty result is missing data (`None`, never zero); a transport
+//! failure, an HTTP error or a Prometheus error is a [`PromError`], which the caller records
+//! as `MetricsUnavailable`.
 //!
 //! A [`PromError`] never carries bytes of the answer: it is shown in an event in the run's
 //! namespace, and the URL may be one the run's author chose (within the operator's
 //! allow-list). It says the HTTP status, Prometheus' error type (one of its documented
 //! values) and what was malformed; the error message Prometheus sent is logged by the
-//! operator only. Redirects are not followed, so an allowed URL cannot send the operator on
-//! to one that is not, and answers are read up to [`MAX_BODY`].
+//! operator only. Redirects are not followed (the `reqwest` client handed to the library
+//! follows none), so an allowed URL cannot send the operator on to one that is not, and
+//! answers are read up to [`MAX_BODY`].
+//!
+//! Why the answer is not read by the library's own `get()`: it reads the whole body whatever
+//! its size, drops the HTTP status (a 503 and a 400 with the same error type would look
+//! alike, and [`PromError::is_transient`] needs it), and fails on error types it does not know
+//! (`not_acceptable`) or on a non-JSON proxy page without saying which it was. So the request
+//! is sent with its `get_raw()`, the body is read here up to [`MAX_BODY`], the envelope
+//! (`status`, `errorType`, `error`) is read here, and only `data` goes to the library's types.
+//!
+//! The operator keeps one [`Prometheus`] per URL for its lifetime
+//! ([`crate::prometheus_clients`]), so connections are reused between query cycles.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use benchrun_api::{ExtraQuery, PodUsage, ServiceUsage, TargetUsage};
+use prometheus_http_query::response::Data;
+use prometheus_http_query::Client;
 use serde::Deserialize;
 
+use crate::num::round;
 use crate::promql::{self, Raw, Selector};
-use crate::results::round;
 use crate::samples::{self, Series, Span};
 
 /// Timeout of one HTTP request to Prometheus (connect included).
@@ -29,7 +45,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Query evaluation timeout passed to Prometheus (below [`REQUEST_TIMEOUT`], so Prometheus
 /// answers with its own error first).
-const EVAL_TIMEOUT: &str = "10s";
+const EVAL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest answer read: one number's answer is a few hundred bytes, a window's raw samples
 /// a few kilobytes per container.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -60,13 +76,14 @@ pub enum PromError {
     #[error("failed to build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
     /// Connect, timeout or read failure.
-    #[error("failed to reach Prometheus at {url}: {source}")]
+    #[error("failed to reach Prometheus at {url}: {reason}")]
     Unreachable {
         /// The request URL (without the query).
         url: String,
-        /// The transport error.
-        #[source]
-        source: reqwest::Error,
+        /// What failed, in fixed words: "could not connect", "timed out", "error sending
+        /// request" or "the answer could not be read" (the transport error's own message may
+        /// name the URL with its query, and the library only lends it).
+        reason: &'static str,
     },
     /// Prometheus answered with an error (bad query, timeout, overload).
     #[error("failed to evaluate {query:?}: Prometheus answered HTTP {status} with error type {error_type}")]
@@ -143,12 +160,21 @@ pub struct ServiceQuery {
     pub cpu_limit_cores: f64,
 }
 
-/// A Prometheus HTTP API client.
-#[derive(Clone, Debug)]
+/// A Prometheus HTTP API client (cheap to clone: clones share one connection pool).
+#[derive(Clone)]
 pub struct Prometheus {
-    client: reqwest::Client,
+    client: Client,
     query_url: String,
     sample_interval: Duration,
+}
+
+impl std::fmt::Debug for Prometheus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prometheus")
+            .field("query_url", &self.query_url)
+            .field("sample_interval", &self.sample_interval)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Prometheus {
@@ -167,12 +193,15 @@ impl Prometheus {
         if parsed.query().is_some() {
             return Err(invalid("the URL must not have a query string"));
         }
-        let client = reqwest::Client::builder()
+        let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(PromError::Client)?;
+        // The library appends `api/v1/query` to the base URL's path: without the trailing
+        // slash, or a path prefix would get two.
+        let client = Client::from(http, trimmed).map_err(|_| invalid("not a URL"))?;
         Ok(Prometheus {
             client,
             query_url: format!("{trimmed}/api/v1/query"),
@@ -211,14 +240,16 @@ impl Prometheus {
 
     /// The HTTP status and body of the answer to `query` evaluated at `time`.
     async fn get(&self, query: &str, time: jiff::Timestamp) -> Result<(u16, Vec<u8>), PromError> {
+        // The library's `at()` takes whole seconds; windows end at a millisecond.
         let time = format!("{:.3}", time.as_millisecond() as f64 / 1000.0);
         let response = self
             .client
-            .get(&self.query_url)
-            .query(&[("query", query), ("time", &time), ("timeout", EVAL_TIMEOUT)])
-            .send()
+            .query(query)
+            .query("time", time)
+            .timeout(EVAL_TIMEOUT.as_millis() as i64)
+            .get_raw()
             .await
-            .map_err(|source| self.unreachable(source))?;
+            .map_err(|e| self.unreachable(send_problem(&e)))?;
         let status = response.status().as_u16();
         let body = self.read_body(response, query, status).await?;
         Ok((status, body))
@@ -235,7 +266,7 @@ impl Prometheus {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|source| self.unreachable(source))?
+            .map_err(|e| self.unreachable(transport_problem(&e, "the answer could not be read")))?
         {
             if body.len() + chunk.len() > MAX_BODY {
                 return Err(PromError::BadResponse {
@@ -249,10 +280,10 @@ impl Prometheus {
         Ok(body)
     }
 
-    fn unreachable(&self, source: reqwest::Error) -> PromError {
+    fn unreachable(&self, reason: &'static str) -> PromError {
         PromError::Unreachable {
             url: self.query_url.clone(),
-            source: source.without_url(),
+            reason,
         }
     }
 
@@ -468,6 +499,29 @@ pub fn service_usage(name: &str, u: TargetUsage) -> ServiceUsage {
     }
 }
 
+/// What failed in sending a request, from the library's error.
+fn send_problem(e: &prometheus_http_query::Error) -> &'static str {
+    const SEND: &str = "error sending request";
+    match e {
+        prometheus_http_query::Error::Client(c) => c
+            .inner()
+            .map_or(SEND, |source| transport_problem(source, SEND)),
+        _ => SEND,
+    }
+}
+
+/// What kind of transport failure `e` is, in fixed words (`otherwise` unless it timed out or
+/// could not connect); its own message may name the request's URL with the query.
+fn transport_problem(e: &reqwest::Error, otherwise: &'static str) -> &'static str {
+    if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        otherwise
+    }
+}
+
 /// Logs Prometheus' own message for a refused query: it helps the operator's administrator and
 /// stays in the operator's log (see the module docs).
 fn log_refusal(e: &PromError, query: &str, body: &[u8]) {
@@ -479,28 +533,17 @@ fn log_refusal(e: &PromError, query: &str, body: &[u8]) {
     }
 }
 
+/// The envelope of an API answer (the library's own fails on error types it does not know).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ApiResponse {
     status: String,
     #[serde(default)]
-    data: Option<ApiData>,
+    data: Option<serde_json::Value>,
     #[serde(default)]
     error_type: Option<String>,
     #[serde(default)]
     error: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ApiData {
-    result_type: String,
-    result: serde_json::Value,
-}
-
-#[derive(Deserialize)]
-struct Sample {
-    value: (f64, String),
 }
 
 fn bad(query: &str, status: u16, reason: String) -> PromError {
@@ -511,11 +554,13 @@ fn bad(query: &str, status: u16, reason: String) -> PromError {
     }
 }
 
-/// The data of a successful API answer, or the error it carries.
+/// The data of a successful API answer as the library's [`Data`], or the error it carries;
+/// `expected` names what the caller wanted, for the error on a string result (a type the
+/// library does not read).
 ///
 /// Errors describe the answer in fixed words (see the module docs): serde's messages are left
-/// out because they quote the input.
-fn parse_api(query: &str, status: u16, body: &[u8]) -> Result<ApiData, PromError> {
+/// out because they quote the input, and so is a result type that is not one of Prometheus'.
+fn parse_api(query: &str, status: u16, body: &[u8], expected: &str) -> Result<Data, PromError> {
     let api: ApiResponse = serde_json::from_slice(body).map_err(|e| {
         if status >= 500 || status == 429 {
             // Not an API answer, e.g. "Service Unavailable" while Prometheus replays its WAL,
@@ -548,8 +593,21 @@ fn parse_api(query: &str, status: u16, body: &[u8]) -> Result<ApiData, PromError
                 .unwrap_or("unknown"),
         });
     }
-    api.data
-        .ok_or_else(|| bad(query, status, "no data in a success answer".into()))
+    let data = api
+        .data
+        .ok_or_else(|| bad(query, status, "no data in a success answer".into()))?;
+    let bad = |reason: String| bad(query, status, reason);
+    let result_type = match data.get("resultType").and_then(|t| t.as_str()) {
+        Some(t @ ("vector" | "matrix" | "scalar")) => t,
+        Some("string") => return Err(bad(format!("a string where {expected} was expected"))),
+        _ => {
+            return Err(bad(format!(
+                "a result of unknown type where {expected} was expected"
+            )))
+        }
+    };
+    let malformed = format!("malformed {result_type}");
+    serde_json::from_value(data).map_err(|_| bad(malformed))
 }
 
 /// Parses a `/api/v1/query` answer into its single number.
@@ -558,38 +616,21 @@ fn parse_api(query: &str, status: u16, body: &[u8]) -> Result<ApiData, PromError
 /// `None`; a vector of several series, a matrix or a string is an error (the built-in
 /// queries are sums, so they never return several series).
 pub fn parse_response(query: &str, status: u16, body: &[u8]) -> Result<Option<f64>, PromError> {
-    let data = parse_api(query, status, body)?;
     let bad = |reason: String| bad(query, status, reason);
-    let text = match data.result_type.as_str() {
-        "scalar" => {
-            let (_, v): (f64, String) =
-                serde_json::from_value(data.result).map_err(|_| bad("malformed scalar".into()))?;
-            v
-        }
-        "vector" => {
-            let mut samples: Vec<Sample> =
-                serde_json::from_value(data.result).map_err(|_| bad("malformed vector".into()))?;
-            match samples.len() {
-                0 => return Ok(None),
-                1 => samples.remove(0).value.1,
-                n => return Err(bad(format!("{n} series where one number was expected"))),
+    let v = match parse_api(query, status, body, "one number")? {
+        Data::Scalar(sample) => sample.value(),
+        Data::Vector(series) => match series.as_slice() {
+            [] => return Ok(None),
+            [one] => one.sample().value(),
+            many => {
+                return Err(bad(format!(
+                    "{} series where one number was expected",
+                    many.len()
+                )))
             }
-        }
-        "matrix" | "string" => {
-            return Err(bad(format!(
-                "a {} where one number was expected",
-                data.result_type
-            )))
-        }
-        _ => {
-            return Err(bad(
-                "a result of unknown type where one number was expected".into(),
-            ))
-        }
+        },
+        Data::Matrix(_) => return Err(bad("a matrix where one number was expected".into())),
     };
-    let v: f64 = text
-        .parse()
-        .map_err(|_| bad("the sample value is not a number".into()))?;
     Ok(v.is_finite().then_some(v))
 }
 
@@ -603,37 +644,36 @@ fn json_problem(e: &serde_json::Error) -> &'static str {
     }
 }
 
-#[derive(Deserialize)]
-struct MatrixSeries {
-    #[serde(default)]
-    metric: BTreeMap<String, String>,
-    values: Vec<(f64, String)>,
-}
-
 /// Parses the answer to a range selector into one [`Series`] per series, its points in
 /// ascending time; values that are not finite numbers are dropped. An empty matrix is no
 /// series (missing data); any other result type is an error.
 pub fn parse_matrix(query: &str, status: u16, body: &[u8]) -> Result<Vec<Series>, PromError> {
-    let data = parse_api(query, status, body)?;
-    if data.result_type != "matrix" {
-        return Err(bad(
-            query,
-            status,
-            format!("a {} where raw samples were expected", data.result_type),
-        ));
-    }
-    let found: Vec<MatrixSeries> = serde_json::from_value(data.result)
-        .map_err(|_| bad(query, status, "malformed matrix".into()))?;
+    let found = match parse_api(query, status, body, "raw samples")? {
+        Data::Matrix(found) => found,
+        other => {
+            let kind = if other.is_vector() {
+                "a vector"
+            } else {
+                "a scalar"
+            };
+            return Err(bad(
+                query,
+                status,
+                format!("{kind} where raw samples were expected"),
+            ));
+        }
+    };
     Ok(found
         .into_iter()
         .map(|m| {
-            let mut points: Vec<(f64, f64)> = m
-                .values
-                .into_iter()
-                .filter_map(|(t, v)| Some((t, v.parse::<f64>().ok().filter(|v| v.is_finite())?)))
+            let (metric, samples) = m.into_inner();
+            let mut points: Vec<(f64, f64)> = samples
+                .iter()
+                .map(|s| (s.timestamp(), s.value()))
+                .filter(|(_, v)| v.is_finite())
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let pod = m.metric.get("pod").cloned().unwrap_or_default();
+            let pod = metric.get("pod").cloned().unwrap_or_default();
             Series { points, pod }
         })
         .filter(|s| !s.points.is_empty())
@@ -762,6 +802,139 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, PromError::Unreachable { .. }), "{err}");
         assert!(err.is_transient());
+        assert!(err.to_string().ends_with(": could not connect"), "{err}");
+    }
+
+    /// A one-connection HTTP server on 127.0.0.1 that answers `response` (whole, as bytes):
+    /// its base URL, and the request's head once it was answered.
+    async fn serve_once(response: Vec<u8>) -> (String, tokio::task::JoinHandle<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            // The client may hang up before the end of a long answer.
+            let _ = conn.write_all(&response).await;
+            let _ = conn.shutdown().await;
+            String::from_utf8_lossy(&head).into_owned()
+        });
+        (url, task)
+    }
+
+    fn http(status: &str, extra_headers: &str, body: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    fn at() -> jiff::Timestamp {
+        jiff::Timestamp::from_millisecond(1_764_511_200_500).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_query_is_a_get_under_the_path_prefix_with_its_instant_and_timeout() {
+        let body = r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1764511200.5,"0.25"]}]}}"#;
+        let (url, server) = serve_once(http("200 OK", "", body)).await;
+        let prom = Prometheus::new(&format!("{url}/prom/")).unwrap();
+        assert_eq!(prom.instant("sum(up)", at()).await.unwrap(), Some(0.25));
+        let head = server.await.unwrap();
+        let line = head.lines().next().unwrap();
+        assert_eq!(
+            line,
+            "GET /prom/api/v1/query?query=sum%28up%29&time=1764511200.500&timeout=10000ms HTTP/1.1"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_empty_answer_over_http_is_missing_data() {
+        let body = r#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
+        let (url, _server) = serve_once(http("200 OK", "", body)).await;
+        let prom = Prometheus::new(&url).unwrap();
+        assert!(prom.samples("x[1m]", at()).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_not_followed() {
+        let elsewhere = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let location = format!(
+            "Location: http://{}/api/v1/query\r\n",
+            elsewhere.local_addr().unwrap()
+        );
+        let (url, _server) = serve_once(http("302 Found", &location, "")).await;
+        let err = Prometheus::new(&url)
+            .unwrap()
+            .instant("up", at())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, PromError::BadResponse { status: 302, .. }),
+            "{err}"
+        );
+        assert!(!err.is_transient());
+        let followed = tokio::time::timeout(Duration::from_millis(200), elsewhere.accept()).await;
+        assert!(followed.is_err(), "the redirect's target was asked");
+    }
+
+    #[tokio::test]
+    async fn an_answer_larger_than_max_body_is_refused() {
+        let big = format!(
+            r#"{{"status":"success","data":{{"resultType":"matrix","result":[]}},"pad":"{}"}}"#,
+            "x".repeat(MAX_BODY)
+        );
+        let (url, _server) = serve_once(http("200 OK", "", &big)).await;
+        let err = Prometheus::new(&url)
+            .unwrap()
+            .samples("x[1m]", at())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                r#"failed to read the answer to "x[1m]" (HTTP 200): the answer is larger than {MAX_BODY} bytes"#
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_prometheus_timeout_over_http_keeps_its_status_and_is_transient() {
+        let body = r#"{"status":"error","errorType":"timeout","error":"SECRET query timed out"}"#;
+        let (url, _server) = serve_once(http("503 Service Unavailable", "", body)).await;
+        let err = Prometheus::new(&url)
+            .unwrap()
+            .instant("up", at())
+            .await
+            .unwrap_err();
+        assert!(err.is_transient(), "{err}");
+        assert_eq!(
+            err.to_string(),
+            r#"failed to evaluate "up": Prometheus answered HTTP 503 with error type timeout"#
+        );
+    }
+
+    #[test]
+    fn an_undocumented_result_type_is_not_quoted_where_samples_were_expected() {
+        let body = r#"{"status":"success","data":{"resultType":"SECRET","result":[]}}"#;
+        let err = parse_matrix("x", 200, body.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("SECRET"), "{err}");
+        let string = r#"{"status":"success","data":{"resultType":"string","result":[1,"a"]}}"#;
+        let err = parse_response("x", 200, string.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("a string where one number was expected"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use benchrun_api::{
 use benchrun_load::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use crate::num::round;
 use crate::slo;
 use crate::validity;
 
@@ -261,12 +262,6 @@ pub fn failed_result(run: &ValidatedRun, cell: &Cell, repeat: usize, reason: Str
         reason: Some(reason),
         ..CellResult::default()
     }
-}
-
-/// `x` rounded to `decimals` decimal places (half away from zero).
-pub(crate) fn round(x: f64, decimals: i32) -> f64 {
-    let f = 10f64.powi(decimals);
-    (x * f).round() / f
 }
 
 fn us_to_ms(us: f64) -> f64 {

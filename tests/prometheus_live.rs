@@ -1,7 +1,8 @@
 //! The PromQL of `benchrun::promql` against a real Prometheus scraping cAdvisor.
 //!
 //! Ignored by default: it needs the local cluster (`hack/cluster.sh up`) and a CPU-burning pod
-//! with a 500m limit that has run for a minute. Set it up and run it with:
+//! with a 500m limit that has run for a minute. `make e2e` runs them with
+//! `tests/prometheus-live.sh`, which does the following; by hand:
 //!
 //! ```text
 //! eval "$(hack/cluster.sh env)"
