@@ -5,7 +5,6 @@
 
 pub mod apidoc;
 pub mod matrix;
-mod matrix_entries;
 pub mod request;
 pub mod services;
 pub mod spec;

@@ -9,6 +9,8 @@ use crate::matrix::{self, Cell};
 use crate::spec::{BenchmarkRunSpec, Resources, MAX_MEASUREMENTS, MAX_RATE, MAX_REQUESTS};
 use crate::units;
 
+mod matrix_entries;
+
 /// Shortest non-zero duration handed to the load generator: [`units::format_duration`] has
 /// millisecond resolution, so anything shorter would reach it as `0s`.
 const MIN_DURATION: Duration = Duration::from_millis(1);
@@ -671,7 +673,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             }
         }
     }
-    crate::matrix_entries::check(spec, e);
+    matrix_entries::check(spec, e);
     let repeats = spec.repeats.max(1) as usize;
     let count = matrix::cell_count(spec);
     let measurements = count.saturating_mul(repeats);
