@@ -13,10 +13,10 @@ pub mod units;
 pub mod validate;
 
 pub use matrix::{expand, Cell};
-pub use services::{BackingService, SeedStep, ServiceAddress, ServicePlan};
+pub use services::{BackingService, SeedStep, ServiceAddress};
 pub use spec::*;
 pub use status::*;
-pub use validate::{validate, FieldError, ValidatedRun};
+pub use validate::{validate, FieldError, ServicePlan, ValidatedRun};
 
 /// The CustomResourceDefinition as YAML, exactly as committed in `crds/benchmarkrun.yaml`.
 pub fn crd_yaml() -> String {
