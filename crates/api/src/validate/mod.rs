@@ -58,7 +58,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         targets,
         scenarios,
         target_requests,
-        // Only now: expanding a matrix that failed its checks could take without bound.
+        // Only now: a matrix that failed its size checks could expand without bound.
         cells: crate::matrix::expand(spec),
         repeats,
         limit: load.limit,
