@@ -25,7 +25,7 @@ impl Planner<'_> {
     /// failing every remaining measurement because a service cannot come up or its seeding
     /// failed.
     pub(super) fn services_up(&mut self, cur: &CurrentMeasurement) -> Option<ServicesUp> {
-        let specs = &self.run.spec.services;
+        let specs = &self.run.services;
         if specs.is_empty() {
             return Some(ServicesUp::default());
         }
@@ -112,17 +112,15 @@ impl Planner<'_> {
     /// is deployed: nothing without services, else the ready timeout plus the seeding Jobs'
     /// timeouts added up.
     pub(super) fn services_time(&self) -> Duration {
-        if self.run.spec.services.is_empty() {
+        if self.run.services.is_empty() {
             return Duration::ZERO;
         }
         let seeding: Duration = self
             .run
-            .spec
             .services
             .iter()
-            .zip(&self.run.services)
-            .filter(|(s, _)| s.seed.is_some())
-            .map(|(_, p)| p.seed_timeout)
+            .filter(|s| s.seed.is_some())
+            .map(|s| s.seed_timeout)
             .sum();
         self.run.ready_timeout + seeding
     }

@@ -195,7 +195,7 @@ impl Planner<'_> {
 
     pub(super) fn deploying(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
         let c = &self.run.cells[cell];
-        let config = names::config_hash(&self.run.spec.targets[c.target].name, c);
+        let config = names::config_hash(&self.run.targets[c.target].name, c);
         let stale = self.obs.target_configs.iter().any(|h| *h != config);
         let target = self.obs.target.clone().unwrap_or_default();
         let up = !stale && target.ready && self.obs.service_ip.is_some();
@@ -483,7 +483,7 @@ impl Planner<'_> {
         // that became Ready again (the condition keeps only its last transition).
         let config = |i: usize| {
             let c = &self.run.cells[i];
-            names::config_hash(&self.run.spec.targets[c.target].name, c)
+            names::config_hash(&self.run.targets[c.target].name, c)
         };
         let this = config(cell);
         let first_ready_ms = self

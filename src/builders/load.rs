@@ -77,8 +77,8 @@ pub(crate) fn load_args(
     repeat: usize,
     cluster_ip: &str,
 ) -> Vec<String> {
-    let target = &run.spec.targets[cell.target];
-    let scenario = &run.spec.scenarios[cell.scenario];
+    let target = &run.targets[cell.target];
+    let scenario = &run.scenarios[cell.scenario];
     let pods = run.load_pods;
     let mut args = vec![
         "-c".to_string(),
@@ -104,10 +104,10 @@ pub(crate) fn load_args(
     if !cell.keep_alive {
         args.push("--no-keepalive".into());
     }
-    if let Some(r) = run.ramp_up() {
+    if let Some(r) = run.ramp_up {
         args.push(format!("--ramp-up={}", format_duration(r)));
     }
-    if let Some(t) = run.think_time() {
+    if let Some(t) = run.think_time {
         args.push(format!("--think-time={}", format_duration(t)));
     }
     args.extend(["-H".into(), cell_header(run_name, cell.index, repeat)]);
@@ -121,17 +121,13 @@ pub(crate) fn load_args(
         args.push(format!("--body={body}"));
     }
     if !scenario.values.is_empty() {
-        for (name, v) in &scenario.values {
-            // Validation refuses an entry without exactly one kind.
-            if let Some(spec) = v.to_spec() {
-                let json = serde_json::to_string(&spec).expect("a value spec serializes");
-                args.push(format!("--value={name}={json}"));
-            }
+        for (name, spec) in &scenario.values {
+            let json = serde_json::to_string(spec).expect("a value spec serializes");
+            args.push(format!("--value={name}={json}"));
         }
-        let seed = run.spec.load.seed.map_or_else(
-            || measurement_seed(run_name, cell.index, repeat),
-            |s| s as u64,
-        );
+        let seed = run
+            .seed
+            .unwrap_or_else(|| measurement_seed(run_name, cell.index, repeat));
         // Every pod gets the same seed; JOB_COMPLETION_INDEX numbers them.
         args.push(format!("--seed={seed}"));
     }

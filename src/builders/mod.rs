@@ -169,7 +169,7 @@ mod name_tests {
                 let mut owner = owner();
                 owner.name = run_name.clone();
                 let mut run = validated(DEMO);
-                run.spec.targets[0].name = target.into();
+                run.targets[0].name = target.into();
                 let what = format!("run {run_name:?} target {target:?}");
                 for cell in &run.cells {
                     let d = build_target_deployment(&owner, &run, cell, &[], "Never");
@@ -215,6 +215,55 @@ mod name_tests {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod plan_only_tests {
+    use super::fixtures::{owner, run as validated, DEMO};
+    use super::*;
+    use crate::kills::RestartBaseline;
+    use benchrun_api::ValidatedRun;
+
+    /// The builders read the parsed plan only: put another spec in its place and every child
+    /// comes out the same.
+    #[test]
+    fn children_are_built_from_the_plan_alone() {
+        let run = validated(&format!(
+            "{DEMO}services: [{{name: store, image: x, port: 9000, seed: {{args: [a], timeout: 90s}}}}]\n"
+        ));
+        let mut blind = run.clone();
+        blind.spec = serde_yaml::from_str(
+            "{targets: [{name: other, image: y, port: 1}], scenarios: [{name: s, path: /x}], \
+             load: {duration: 1s, connections: 1, seed: 3}}",
+        )
+        .unwrap();
+        let settings = LoadSettings {
+            image: "img:1".into(),
+            pull_policy: "Never".into(),
+        };
+        let o = owner();
+        let baseline = RestartBaseline::default();
+        for cell in &run.cells {
+            let both = |r: &ValidatedRun| {
+                (
+                    build_target_deployment(&o, r, cell, &[], "Never"),
+                    build_target_service(&o, r, cell),
+                    build_load_job(&o, r, cell, 1, "10.0.0.1", &baseline, None, &settings),
+                )
+            };
+            assert_eq!(both(&run), both(&blind), "cell {}", cell.index);
+        }
+        for i in 0..run.services.len() {
+            let both = |r: &ValidatedRun| {
+                (
+                    build_service_deployment(&o, r, i, "Never"),
+                    build_service_service(&o, r, i),
+                    build_seed_job(&o, r, i, &[], "Never"),
+                )
+            };
+            assert_eq!(both(&run), both(&blind), "service {i}");
         }
     }
 }

@@ -1,5 +1,6 @@
 //! A backing service's Deployment and Service, and its seeding Job.
 
+use benchrun_api::validate::SeedPlan;
 use benchrun_api::{ServiceAddress, ValidatedRun};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
@@ -27,10 +28,9 @@ pub fn build_service_deployment(
     index: usize,
     default_pull_policy: &str,
 ) -> Deployment {
-    let svc = &run.spec.services[index];
-    let plan = &run.services[index];
+    let svc = &run.services[index];
     let labels = names::service_labels(&owner.name, role::SERVICE, &svc.name);
-    let res = &plan.resources;
+    let res = &svc.resources;
     let container = Container {
         name: SERVICE_CONTAINER.into(),
         image: Some(svc.image.clone()),
@@ -55,14 +55,14 @@ pub fn build_service_deployment(
             &res.memory_request,
         )),
         readiness_probe: Some(readiness_probe(svc.readiness_path.as_deref(), svc.port)),
-        security_context: security::container_security_context(plan.pod_security),
+        security_context: security::container_security_context(svc.pod_security),
         ..Container::default()
     };
     let pod = PodSpec {
         containers: vec![container],
         automount_service_account_token: Some(false),
         security_context: Some(security::pod_security_context(
-            plan.pod_security,
+            svc.pod_security,
             svc.run_as_user,
         )),
         termination_grace_period_seconds: Some(5),
@@ -74,7 +74,7 @@ pub fn build_service_deployment(
 
 /// The ClusterIP Service of backing service `index`, on its port.
 pub fn build_service_service(owner: &Owner, run: &ValidatedRun, index: usize) -> Service {
-    let svc = &run.spec.services[index];
+    let svc = &run.services[index];
     let labels = names::service_labels(&owner.name, role::SERVICE, &svc.name);
     let name = names::service_name(&owner.name, &svc.name);
     cluster_ip_service(
@@ -95,13 +95,17 @@ pub fn build_seed_job(
     addresses: &[ServiceAddress],
     default_pull_policy: &str,
 ) -> Job {
-    let svc = &run.spec.services[index];
-    let plan = &run.services[index];
-    let seed = svc.seed.clone().unwrap_or_default();
+    let svc = &run.services[index];
+    let seed = svc.seed.clone().unwrap_or_else(|| SeedPlan {
+        image: svc.image.clone(),
+        command: Vec::new(),
+        args: Vec::new(),
+        env: Vec::new(),
+    });
     let labels = names::service_labels(&owner.name, role::SEED, &svc.name);
     let container = Container {
         name: SEED_CONTAINER.into(),
-        image: Some(seed.image.clone().unwrap_or_else(|| svc.image.clone())),
+        image: Some(seed.image.clone()),
         image_pull_policy: Some(
             svc.image_pull_policy
                 .clone()
@@ -111,14 +115,14 @@ pub fn build_seed_job(
         args: (!seed.args.is_empty()).then(|| seed.args.clone()),
         env: env_with_addresses(addresses, &seed.env),
         resources: Some(requirements("500m", "256Mi", "500m", "256Mi")),
-        security_context: security::container_security_context(plan.pod_security),
+        security_context: security::container_security_context(svc.pod_security),
         ..Container::default()
     };
     Job {
         metadata: owner.meta(names::seed_job_name(&owner.name, &svc.name), labels.clone()),
         spec: Some(JobSpec {
             backoff_limit: Some(SEED_RETRIES),
-            active_deadline_seconds: Some(plan.seed_timeout.as_secs().max(1) as i64),
+            active_deadline_seconds: Some(svc.seed_timeout.as_secs().max(1) as i64),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels),
@@ -129,7 +133,7 @@ pub fn build_seed_job(
                     restart_policy: Some("Never".into()),
                     automount_service_account_token: Some(false),
                     security_context: Some(security::pod_security_context(
-                        plan.pod_security,
+                        svc.pod_security,
                         svc.run_as_user,
                     )),
                     termination_grace_period_seconds: Some(5),

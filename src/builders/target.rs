@@ -79,16 +79,12 @@ pub fn build_target_deployment(
     services: &[ServiceAddress],
     default_pull_policy: &str,
 ) -> Deployment {
-    let target = &run.spec.targets[cell.target];
+    let target = &run.targets[cell.target];
     let config = names::config_hash(&target.name, cell);
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);
     let res = run.target_resources(cell);
-    let level = run
-        .pod_security
-        .get(cell.target)
-        .copied()
-        .unwrap_or_default();
+    let level = target.pod_security;
     let probe = readiness_probe(target.readiness_path.as_deref(), target.port);
     let container = Container {
         name: TARGET_CONTAINER.into(),
@@ -193,7 +189,7 @@ pub(crate) fn cluster_ip_service(
 
 /// The ClusterIP Service in front of a target configuration's pods, on the target's port.
 pub fn build_target_service(owner: &Owner, run: &ValidatedRun, cell: &Cell) -> Service {
-    let target = &run.spec.targets[cell.target];
+    let target = &run.targets[cell.target];
     let config = names::config_hash(&target.name, cell);
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);

@@ -5,7 +5,6 @@
 
 pub mod apidoc;
 pub mod matrix;
-mod matrix_entries;
 pub mod request;
 pub mod services;
 pub mod spec;
@@ -15,10 +14,10 @@ pub mod validate;
 pub mod vocab;
 
 pub use matrix::{expand, Cell};
-pub use services::{BackingService, SeedStep, ServiceAddress, ServicePlan};
+pub use services::{BackingService, SeedStep, ServiceAddress};
 pub use spec::*;
 pub use status::*;
-pub use validate::{validate, FieldError, ValidatedRun};
+pub use validate::{validate, FieldError, ServicePlan, ValidatedRun};
 pub use vocab::{
     ConditionType, Outcome, Phase, Reason, SloSummary, SloVerdict, Stage, Verdict, Warning,
     WarningCode, DETAIL_KEY,

@@ -2,7 +2,8 @@
 //! deployed once per run before the first measurement and made known to the targets through
 //! environment variables (see [`env_prefix`]).
 //!
-//! Pure: the spec types, their validation and the names of the variables.
+//! Pure: the spec types and the names of the variables; [`crate::validate`] parses them into a
+//! [`crate::validate::ServicePlan`] each.
 
 use std::time::Duration;
 
@@ -11,16 +12,12 @@ use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::spec::Resources;
-use crate::validate::{FieldError, PodSecurity, ResourcePlan};
 
 /// Most backing services one run may declare.
 pub const MAX_SERVICES: usize = 4;
 
 /// How long a seeding Job may run when `seed.timeout` is not set.
 pub const DEFAULT_SEED_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Longest `seed.timeout`.
-const MAX_SEED_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// A backing service: one container image the targets call (a database, a cache, another HTTP
 /// service). It is deployed once per run, before the first measurement, as a one-replica
@@ -140,17 +137,6 @@ pub fn default_service_resources() -> Resources {
     }
 }
 
-/// A backing service, parsed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ServicePlan {
-    /// Resources of its pod.
-    pub resources: ResourcePlan,
-    /// Pod Security Standard of its pod and seeding Job.
-    pub pod_security: PodSecurity,
-    /// Deadline of its seeding Job (when it has one).
-    pub seed_timeout: Duration,
-}
-
 /// Where a ready backing service answers: what the address variables hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceAddress {
@@ -191,107 +177,9 @@ pub fn address_env(addresses: &[ServiceAddress]) -> Vec<EnvVar> {
         .collect()
 }
 
-/// Checks `spec.services` and parses each entry.
-pub(crate) fn check(services: &[BackingService], e: &mut Vec<FieldError>) -> Vec<ServicePlan> {
-    let err = |field: String, message: String| FieldError { field, message };
-    if services.len() > MAX_SERVICES {
-        e.push(err(
-            "spec.services".into(),
-            format!(
-                "{} services: at most {MAX_SERVICES} may be declared; run the others outside the run and pass their address in targets[].env",
-                services.len()
-            ),
-        ));
-    }
-    crate::validate::unique("spec.services", services.iter().map(|s| s.name.as_str()), e);
-    services
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let field = format!("spec.services[{i}]");
-            if !crate::validate::is_dns_label(&s.name) || s.name.len() > 20 {
-                e.push(err(
-                    format!("{field}.name"),
-                    "must be a lowercase DNS label of at most 20 characters".into(),
-                ));
-            }
-            if s.image.trim().is_empty() {
-                e.push(err(format!("{field}.image"), "must not be empty".into()));
-            }
-            if !(1..=65535).contains(&s.port) {
-                e.push(err(
-                    format!("{field}.port"),
-                    format!("{} is not a TCP port: use 1 to 65535", s.port),
-                ));
-            }
-            let resources =
-                crate::validate::resources(&format!("{field}.resources"), &s.resources, e);
-            let pod_security = crate::validate::pod_security(
-                &field,
-                s.pod_security.as_deref(),
-                s.run_as_user,
-                e,
-            );
-            let seed_timeout = seed_timeout(&field, s.seed.as_ref(), e);
-            if let Some(seed) = &s.seed {
-                if seed.image.is_none() && seed.command.is_empty() && seed.args.is_empty() {
-                    e.push(err(
-                        format!("{field}.seed"),
-                        "set command or args (what to run), and image unless the service's own image has the tool".into(),
-                    ));
-                }
-            }
-            ServicePlan {
-                resources,
-                pod_security,
-                seed_timeout,
-            }
-        })
-        .collect()
-}
-
-fn seed_timeout(field: &str, seed: Option<&SeedStep>, e: &mut Vec<FieldError>) -> Duration {
-    let Some(text) = seed.and_then(|s| s.timeout.as_deref()) else {
-        return DEFAULT_SEED_TIMEOUT;
-    };
-    match crate::units::duration(text) {
-        Ok(d) if (Duration::from_secs(1)..=MAX_SEED_TIMEOUT).contains(&d) => d,
-        Ok(_) => {
-            e.push(FieldError {
-                field: format!("{field}.seed.timeout"),
-                message: format!("{text:?} must be between 1s and 1h, e.g. \"5m\""),
-            });
-            DEFAULT_SEED_TIMEOUT
-        }
-        Err(x) => {
-            e.push(FieldError {
-                field: format!("{field}.seed.timeout"),
-                message: x,
-            });
-            DEFAULT_SEED_TIMEOUT
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn service(name: &str) -> BackingService {
-        serde_yaml::from_str(&format!("{{name: {name}, image: 'store:1'}}")).unwrap()
-    }
-
-    #[test]
-    fn defaults_are_port_8080_one_cpu_and_512mi() {
-        let s = service("db");
-        assert_eq!(s.port, 8080);
-        assert_eq!(s.resources, default_service_resources());
-        let mut e = Vec::new();
-        let plans = check(&[s], &mut e);
-        assert!(e.is_empty(), "{e:?}");
-        assert_eq!(plans[0].resources.cpu_millis, 1000);
-        assert_eq!(plans[0].seed_timeout, DEFAULT_SEED_TIMEOUT);
-    }
 
     #[test]
     fn address_variables_are_upper_case_with_underscores_in_order() {
@@ -312,35 +200,5 @@ mod tests {
                 ("BENCHRUN_SERVICE_MONGO_DB_ADDR", "10.96.0.7:27017"),
             ]
         );
-    }
-
-    #[test]
-    fn bad_entries_are_refused_with_their_field() {
-        let mut a = service("db");
-        a.seed = Some(SeedStep {
-            timeout: Some("2h".into()),
-            ..SeedStep::default()
-        });
-        a.resources.memory = "lots".into();
-        let mut b = service("db");
-        b.name = "DB_2".into();
-        b.port = 0;
-        b.run_as_user = Some(0);
-        let mut e = Vec::new();
-        check(&[a, b.clone(), b.clone(), b.clone(), b], &mut e);
-        let fields: Vec<&str> = e.iter().map(|x| x.field.as_str()).collect();
-        for f in [
-            "spec.services",
-            "spec.services[0].seed.timeout",
-            "spec.services[0].seed",
-            "spec.services[0].resources.memory",
-            "spec.services[1].name",
-            "spec.services[1].port",
-            "spec.services[1].runAsUser",
-        ] {
-            assert!(fields.contains(&f), "{f} missing from {fields:?}");
-        }
-        assert!(e.iter().any(|x| x.message.contains("at most 4")), "{e:?}");
-        assert!(e.iter().any(|x| x.message.contains("twice")), "{e:?}");
     }
 }

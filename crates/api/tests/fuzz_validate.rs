@@ -39,7 +39,10 @@ fn check_run(spec: &BenchmarkRunSpec, run: &ValidatedRun) -> Result<(), TestCase
     prop_assert_eq!(run.cells.len(), matrix::cell_count(spec));
     prop_assert_eq!(&expand(spec), &run.cells);
     prop_assert!((1..=MAX_MEASUREMENTS).contains(&run.total()));
-    prop_assert_eq!(run.pod_security.len(), spec.targets.len());
+    // One parsed entry per entry of the spec: cells index these.
+    prop_assert_eq!(run.targets.len(), spec.targets.len());
+    prop_assert_eq!(run.scenarios.len(), spec.scenarios.len());
+    prop_assert_eq!(run.services.len(), spec.services.len());
     prop_assert!(run.load_pods >= 1);
     prop_assert!(run.load_resources.cpu_millis >= 0);
     for (i, cell) in run.cells.iter().enumerate() {

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use super::field::{split_over_pods, FieldError};
 use crate::matrix::{added_cell, expand, pairs_with_any, surviving_product, Cell, Swept};
 use crate::spec::{BenchmarkRunSpec, MatrixEntry, MAX_RATE, MAX_REQUESTS};
 use crate::units;
-use crate::validate::{split_over_pods, FieldError};
 
 fn err(field: String, message: String) -> FieldError {
     FieldError { field, message }

@@ -1,0 +1,135 @@
+//! Validation that CEL cannot express (or that must also hold for objects created before a
+//! rule existed), producing a [`ValidatedRun`]: the only input the operator's planner and
+//! builders accept ("parse, don't validate").
+//!
+//! One parser per section of the spec, each a pure function from its section to its part of
+//! the plan that adds what is wrong to one list of [`FieldError`]s, so that every problem is
+//! reported at once; [`validate`] runs them in the order of the spec and assembles the plan
+//! when the list stayed empty.
+
+mod baseline;
+mod cleanup;
+mod field;
+#[cfg(test)]
+mod fixtures;
+mod load;
+mod matrix;
+mod matrix_entries;
+mod plan;
+mod resources;
+mod scenarios;
+mod services;
+mod slo;
+mod targets;
+mod timeouts;
+
+pub use baseline::{BaselinePlan, DEFAULT_BASELINE_TOLERANCE};
+pub use cleanup::CleanupPolicy;
+pub use field::{describe, FieldError};
+pub use load::{Limit, Warmup, MIN_SAMPLED_DURATION};
+pub use plan::ValidatedRun;
+pub use resources::{ResourcePlan, TargetRequests};
+pub use scenarios::ScenarioPlan;
+pub use services::{SeedPlan, ServicePlan};
+pub use slo::SloPlan;
+pub use targets::{PodSecurity, TargetPlan};
+
+use crate::spec::BenchmarkRunSpec;
+
+/// Validates a spec, returning every problem found (not just the first).
+pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let e = &mut errors;
+    let targets = targets::parse(&spec.targets, e);
+    let scenarios = scenarios::parse(&spec.scenarios, e);
+    let services = services::parse(&spec.services, e);
+    let target_requests = resources::target_pods(spec, e);
+    let load = load::parse(&spec.load, e);
+    let repeats = matrix::parse(spec, e);
+    let slo = slo::parse(spec.slo.as_ref(), e);
+    let cleanup = cleanup::parse(spec.cleanup.as_ref(), e);
+    let timeouts = timeouts::parse(spec.timeouts.as_ref(), e);
+    let baseline = baseline::parse(spec.baseline.as_ref(), e);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(ValidatedRun {
+        spec: spec.clone(),
+        targets,
+        scenarios,
+        target_requests,
+        // Only now: a matrix that failed its size checks could expand without bound.
+        cells: crate::matrix::expand(spec),
+        repeats,
+        limit: load.limit,
+        warmup: load.warmup,
+        timeout: load.timeout,
+        ramp_up: load.ramp_up,
+        think_time: load.think_time,
+        seed: load.seed,
+        load_pods: load.pods,
+        load_resources: load.resources,
+        slo,
+        cleanup: cleanup.policy,
+        ttl_after_finished: cleanup.ttl_after_finished,
+        ready_timeout: timeouts.ready,
+        load_grace: timeouts.load_grace,
+        baseline,
+        services,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::spec;
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn valid_spec_expands_with_defaults() {
+        let run = validate(&spec(r#"{"connections": 4, "pods": 2, "duration": "10s"}"#)).unwrap();
+        assert_eq!(run.cells.len(), 1);
+        assert_eq!(run.limit, Limit::Duration(Duration::from_secs(10)));
+        assert_eq!(run.warmup, Warmup::None);
+        assert_eq!(run.cleanup, CleanupPolicy::Delete);
+        assert_eq!(run.ready_timeout, Duration::from_secs(180));
+    }
+
+    #[test]
+    fn counts_and_durations_only_the_schema_bounded_are_refused_here_too() {
+        // Found by the property tests: an object that skipped admission passed validate() with
+        // these and would have become a Deployment of 0 replicas or a load of 0 connections.
+        let mut s = spec(r#"{"connections": 0, "duration": "0s", "warmupRequests": 0}"#);
+        s.replicas = 0;
+        s.resources.cpu = "0.0001".into();
+        s.matrix = Some(
+            serde_json::from_str(r#"{"replicas": [1, -2], "connections": [4, 20001]}"#).unwrap(),
+        );
+        let fields: Vec<_> = validate(&s)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        for f in [
+            "spec.replicas",
+            "spec.load.connections",
+            "spec.load.warmupRequests",
+            "spec.load.duration",
+            "spec.resources.cpu",
+            "spec.matrix.replicas[1]",
+            "spec.matrix.connections[1]",
+        ] {
+            assert!(fields.iter().any(|x| x == f), "{f} missing from {fields:?}");
+        }
+        assert!(!fields.contains(&"spec.matrix.replicas[0]".to_string()));
+        let long = validate(&spec(r#"{"connections": 4, "duration": "61m"}"#)).unwrap_err();
+        assert_eq!(long[0].field, "spec.load.duration");
+        assert!(
+            long[0].message.contains("between 1s and 1h"),
+            "{}",
+            long[0].message
+        );
+        let many = validate(&spec(r#"{"connections": 4, "requests": 100000001}"#)).unwrap_err();
+        assert_eq!(many[0].field, "spec.load.requests");
+    }
+}

@@ -1,0 +1,130 @@
+//! The plan: a spec that passed validation, every section parsed. The operator's planner and
+//! builders read it, never the spec.
+
+use std::time::Duration;
+
+use super::{
+    BaselinePlan, CleanupPolicy, Limit, ResourcePlan, ScenarioPlan, ServicePlan, SloPlan,
+    TargetPlan, TargetRequests, Warmup, MIN_SAMPLED_DURATION,
+};
+use crate::matrix::Cell;
+use crate::spec::BenchmarkRunSpec;
+use crate::units;
+
+/// A spec that passed validation, with every unit parsed and the matrix expanded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedRun {
+    /// The spec as written, for what reports it back (status, results); the builders read the
+    /// parsed fields below only.
+    pub spec: BenchmarkRunSpec,
+    /// Each target of `spec.targets`, parsed, in order (cells index it).
+    pub targets: Vec<TargetPlan>,
+    /// Each scenario of `spec.scenarios`, parsed, in order (cells index it).
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Requests of the target pods set apart from their limits.
+    pub target_requests: TargetRequests,
+    /// The cells in matrix order.
+    pub cells: Vec<Cell>,
+    /// Measurements per cell.
+    pub repeats: usize,
+    /// Measurement bound.
+    pub limit: Limit,
+    /// Warm-up bound.
+    pub warmup: Warmup,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// `load.rampUp`, if any.
+    pub ramp_up: Option<Duration>,
+    /// `load.thinkTime`, if any.
+    pub think_time: Option<Duration>,
+    /// `load.seed`: the seed of every measurement's template values, if the spec fixes one.
+    pub seed: Option<u64>,
+    /// Load pods per measurement.
+    pub load_pods: i32,
+    /// Resources of each load pod.
+    pub load_resources: ResourcePlan,
+    /// SLOs, if any.
+    pub slo: Option<SloPlan>,
+    /// Cleanup policy.
+    pub cleanup: CleanupPolicy,
+    /// Delete the run this long after it finished.
+    pub ttl_after_finished: Option<Duration>,
+    /// Readiness timeout of a target.
+    pub ready_timeout: Duration,
+    /// Grace beyond the expected load time before a Job counts as stuck.
+    pub load_grace: Duration,
+    /// The run to compare with, if any.
+    pub baseline: Option<BaselinePlan>,
+    /// Each backing service of `spec.services`, parsed, in order.
+    pub services: Vec<ServicePlan>,
+}
+
+impl ValidatedRun {
+    /// Number of measurements (cells × repeats).
+    pub fn total(&self) -> usize {
+        self.cells.len() * self.repeats
+    }
+
+    /// The resources of a cell's target pods.
+    pub fn target_resources(&self, cell: &Cell) -> ResourcePlan {
+        let r = &self.target_requests;
+        // A swept limit replaces the limit. A request set apart applies to every cell (validation
+        // checked it against every swept limit); otherwise the request follows the cell's limit.
+        ResourcePlan {
+            cpu_millis: units::cpu_millis(&cell.cpu).unwrap_or(0),
+            cpu: cell.cpu.clone(),
+            memory: cell.memory.clone(),
+            cpu_request: r.cpu.clone().unwrap_or_else(|| cell.cpu.clone()),
+            memory_request: r.memory.clone().unwrap_or_else(|| cell.memory.clone()),
+        }
+    }
+
+    /// Why `load.duration` may be too short for the CPU figures, or `None`: durations below
+    /// [`MIN_SAMPLED_DURATION`]. Request counts cannot be judged before they run (their cells
+    /// are checked when measured).
+    pub fn short_window_warning(&self) -> Option<String> {
+        let Limit::Duration(d) = self.limit else {
+            return None;
+        };
+        (d < MIN_SAMPLED_DURATION).then(|| {
+            format!(
+                "spec.load.duration {} is shorter than {}s: kubelets sample container CPU about every 10s, so a window may hold fewer than 2 CPU samples and its cells then get WindowTooShort instead of trustworthy CPU figures; measure for at least {}s unless this cluster samples faster",
+                units::format_duration(d),
+                MIN_SAMPLED_DURATION.as_secs(),
+                MIN_SAMPLED_DURATION.as_secs()
+            )
+        })
+    }
+
+    /// Upper bound of how long one load Job should run (warm-up + measurement), used with
+    /// `load_grace` to detect a stuck Job. Request-count limits get a generous allowance.
+    pub fn expected_load_time(&self) -> Duration {
+        // With think time, a request count takes at least one pause per request of a
+        // connection (the fewest connections of any cell is the slowest).
+        let conns = self
+            .cells
+            .iter()
+            .map(|c| c.connections)
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        let paused = |n: i64| {
+            self.think_time.map_or(Duration::ZERO, |t| {
+                t * (n / i64::from(conns) + 1).min(u32::MAX.into()) as u32
+            })
+        };
+        let warm = match self.warmup {
+            Warmup::Duration(d) => d,
+            Warmup::Requests(n) => Duration::from_secs(30).max(paused(n)),
+            Warmup::None => Duration::from_secs(30),
+        };
+        let most = self.cells.iter().filter_map(|c| c.requests);
+        let measure = match self.limit {
+            Limit::Duration(d) => d,
+            Limit::Requests(n) => {
+                Duration::from_secs(300).max(paused(most.max().unwrap_or(n).max(n)))
+            }
+        };
+        self.ramp_up.unwrap_or_default() + warm + measure
+    }
+}
