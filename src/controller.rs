@@ -3,7 +3,6 @@
 //! forced, field manager [`names::MANAGER`], in the planner's order) → status (SSA on the
 //! status subresource, only when it changed) → events.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,59 +15,20 @@ use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::builders::{self, LoadSettings, Owner};
+use crate::builders::{self, Owner};
+pub use crate::context::{Config, Context};
 use crate::error::{self, Class, Error, Result};
 use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
 use crate::plan::{self, Action, Decision, Note};
-use crate::policy::Policy;
 use crate::prometheus_clients::PrometheusClients;
 use crate::slots::{self, Slots};
 use crate::telemetry::Metrics;
-
-/// Operator settings (from flags).
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Default Prometheus base URL (a run's `spec.prometheus.url` overrides it).
-    pub prometheus_url: String,
-    /// Load generator image and pull policy.
-    pub load: LoadSettings,
-    /// Default pull policy of target images.
-    pub image_pull_policy: String,
-    /// Runs measuring at the same time.
-    pub max_measuring_runs: usize,
-    /// Watch one namespace only (default: all).
-    pub namespace: Option<String>,
-    /// The Prometheus URLs and target images runs may name.
-    pub policy: Policy,
-    /// How long after a measured window ends an unreachable Prometheus is asked for it again
-    /// before its CPU and memory are given up (see [`crate::plan::collections_due`]).
-    pub metrics_retry_for: Duration,
-}
-
-/// Shared state of all reconciles.
-pub struct Context {
-    /// Kubernetes client.
-    pub client: Client,
-    /// Operator settings.
-    pub config: Config,
-    /// The controller's cache of runs (for the queue).
-    pub store: Store<BenchmarkRun>,
-    /// The measuring-slot queue.
-    pub slots: Slots,
-    /// Metrics.
-    pub metrics: Arc<Metrics>,
-    /// The Prometheus clients, one per URL for the operator's lifetime.
-    pub prometheus: PrometheusClients,
-    recorder: Recorder,
-    failures: Mutex<HashMap<String, u32>>,
-}
 
 /// Runs the controller until a termination signal.
 pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {

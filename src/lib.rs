@@ -19,6 +19,7 @@
 pub mod baseline;
 pub mod builders;
 pub mod capacity;
+pub mod context;
 pub mod controller;
 pub mod error;
 pub mod kills;
@@ -36,9 +37,7 @@ pub mod prometheus_clients;
 pub mod promql;
 pub mod results;
 pub mod samples;
-pub mod slo;
 pub mod slots;
 pub mod telemetry;
-pub mod validity;
 
 pub use error::{Error, Result};

@@ -11,6 +11,12 @@ use benchrun_load::LoadResult;
 
 use crate::kills::ContainerFacts;
 
+/// How long after a window ends an unreachable Prometheus is asked for it again, unless the
+/// operator is told otherwise (`--metrics-retry-for`). Prometheus keeps the samples far longer
+/// (the local cluster keeps 12 h); the bound keeps a run from waiting forever for a
+/// Prometheus that is gone.
+pub const DEFAULT_METRICS_RETRY_FOR: Duration = Duration::from_secs(600);
+
 /// Whether this run may measure now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -189,7 +195,7 @@ impl Default for Observed {
             baseline: None,
             retrying: false,
             pending: Vec::new(),
-            metrics_retry_for: crate::plan::DEFAULT_METRICS_RETRY_FOR,
+            metrics_retry_for: DEFAULT_METRICS_RETRY_FOR,
         }
     }
 }

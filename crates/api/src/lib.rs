@@ -5,7 +5,8 @@
 
 pub mod apidoc;
 pub mod matrix;
-pub mod request;
+
+pub mod resources;
 pub mod services;
 pub mod spec;
 pub mod status;
@@ -17,7 +18,7 @@ pub use matrix::{expand, Cell};
 pub use services::{BackingService, SeedStep, ServiceAddress};
 pub use spec::*;
 pub use status::*;
-pub use validate::{validate, FieldError, ServicePlan, ValidatedRun};
+pub use validate::{request, validate, FieldError, ServicePlan, ValidatedRun};
 pub use vocab::{
     ConditionType, Outcome, Phase, Reason, SloSummary, SloVerdict, Stage, Verdict, Warning,
     WarningCode, DETAIL_KEY,

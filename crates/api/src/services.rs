@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::EnvVar;
 use kube::KubeSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::spec::Resources;
+use crate::resources::Resources;
 
 /// Most backing services one run may declare.
 pub const MAX_SERVICES: usize = 4;

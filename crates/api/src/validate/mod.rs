@@ -16,6 +16,7 @@ mod load;
 mod matrix;
 mod matrix_entries;
 mod plan;
+pub mod request;
 mod resources;
 mod scenarios;
 mod services;

@@ -25,7 +25,7 @@ pub struct ScenarioPlan {
 }
 
 /// Parses `spec.scenarios`: at least one, unique names, and each request within its HTTP
-/// grammar ([`crate::request::scenario_errors`]).
+/// grammar ([`super::request::scenario_errors`]).
 pub(crate) fn parse(scenarios: &[Scenario], e: &mut Vec<FieldError>) -> Vec<ScenarioPlan> {
     if scenarios.is_empty() {
         e.push(err("spec.scenarios", "at least one scenario is required"));
@@ -36,7 +36,7 @@ pub(crate) fn parse(scenarios: &[Scenario], e: &mut Vec<FieldError>) -> Vec<Scen
         e,
     );
     for (i, s) in scenarios.iter().enumerate() {
-        e.extend(crate::request::scenario_errors(i, s));
+        e.extend(super::request::scenario_errors(i, s));
     }
     scenarios.iter().map(scenario).collect()
 }

@@ -6,7 +6,7 @@
 //! grammar; the CRD's CEL rules say the same at admission ([`crate::spec::Scenario`]) and the
 //! load generator checks them again before it sends anything.
 
-use crate::validate::FieldError;
+use super::FieldError;
 use crate::Scenario;
 
 /// Longest scenario path (path and query), in bytes.

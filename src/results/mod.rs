@@ -15,32 +15,9 @@ use benchrun_load::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::num::round;
-use crate::slo;
-use crate::validity;
 
-/// Reasons of the conditions from [`result_conditions`].
-pub mod reason {
-    /// Every measured cell met the SLOs.
-    pub const SLOS_MET: &str = "AllCellsMet";
-    /// At least one measured cell violated an SLO.
-    pub const SLO_VIOLATED: &str = "SLOViolated";
-    /// Nothing measured yet.
-    pub const NO_MEASUREMENTS: &str = "NoMeasurements";
-    /// No measurement raised a validity warning.
-    pub const NO_WARNINGS: &str = "NoWarnings";
-    /// Some measurement raised a validity warning.
-    pub const SUSPECT: &str = "SuspectResults";
-    /// Prometheus gave CPU and memory for every measurement.
-    pub const METRICS_READ: &str = "MetricsRead";
-    /// Prometheus gave no CPU or memory for some measurement.
-    pub const METRICS_MISSING: &str = "MetricsMissing";
-    /// Some measurement's CPU and memory wait for an unreachable Prometheus.
-    pub const METRICS_PENDING: &str = "MetricsPending";
-    /// Some measurement is worse than its baseline cell.
-    pub const WORSE: &str = "Worse";
-    /// No measurement is worse than its baseline cell.
-    pub const NOT_WORSE: &str = "NoneWorse";
-}
+pub mod slo;
+pub mod validity;
 
 /// What the observed target and load pods showed during the measurement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -370,7 +347,7 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
         best_throughput: best.map(|(_, t)| t.round() as i64),
         best_p99: best
             .and_then(|(r, _)| r.latency_ms.as_ref())
-            .map(|l| slo::format_latency(l.p99)),
+            .map(|l| crate::num::format_latency(l.p99)),
         best_cell: best.map(|(r, _)| describe(run, &r.coordinates)),
         failed: results
             .iter()
@@ -570,5 +547,4 @@ fn first(items: &[String], k: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "results_tests.rs"]
 pub(crate) mod tests;

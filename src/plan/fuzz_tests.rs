@@ -14,11 +14,11 @@ use crate::builders::{self, fixtures::owner, LoadSettings};
 use crate::observed::JobObserved;
 use crate::{names, results, validity};
 
-#[path = "plan_fuzz_observed.rs"]
+#[path = "fuzz_observed.rs"]
 mod observed_inputs;
-#[path = "plan_fuzz_runs.rs"]
+#[path = "fuzz_runs.rs"]
 mod runs;
-#[path = "plan_fuzz_status.rs"]
+#[path = "fuzz_status.rs"]
 mod status_inputs;
 
 use observed_inputs::{extra, load_result, observed};

@@ -24,7 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::{metrics_retry_delay, Planner};
 use crate::observed::{Collection, PendingObserved};
 use crate::results;
-use crate::validity;
+use crate::results::validity;
 
 /// Reason of `Running=True` while a load waits for Prometheus.
 const WAITING_FOR_PROMETHEUS: Reason = Reason::WaitingForPrometheus;

@@ -1,9 +1,11 @@
-//! The SLO verdict of one measurement, and the formatting of its figures.
+//! The SLO verdict of one measurement.
 //!
 //! Pure: a function of the parsed SLOs and the cell's result.
 
 use benchrun_api::validate::SloPlan;
 use benchrun_api::{units, CellResult, SloVerdict};
+
+use crate::num::{format_bound, format_ms, format_rate};
 
 /// `Met`, or `Violated: ` followed by each objective that does not hold, e.g.
 /// `Violated: p99 250.1ms > 200ms; error rate 2.0% > 1%`. An objective whose figure is absent
@@ -44,49 +46,6 @@ pub fn verdict(slo: &SloPlan, r: &CellResult) -> SloVerdict {
     } else {
         SloVerdict::Violated(broken)
     }
-}
-
-/// A measured latency in milliseconds with one decimal: `250.1ms`.
-pub fn format_ms(ms: f64) -> String {
-    format!("{ms:.1}ms")
-}
-
-/// A measured fraction as a percentage with enough decimals to tell it from a bound:
-/// `2.0%`, `0.15%`, `0.004%`.
-pub fn format_rate(fraction: f64) -> String {
-    let pct = fraction * 100.0;
-    if pct >= 1.0 || pct == 0.0 {
-        format!("{pct:.1}%")
-    } else if pct >= 0.01 {
-        format!("{pct:.2}%")
-    } else {
-        format!("{pct:.3}%")
-    }
-}
-
-/// A bound as the user wrote it: `1%`, `0.5%`.
-fn format_bound(fraction: f64) -> String {
-    let pct = (fraction * 100.0 * 10_000.0).round() / 10_000.0;
-    format!("{pct}%")
-}
-
-/// A latency for a headline: `850µs`, `2.5ms`, `41ms`, `1.2s`, `12s`.
-pub fn format_latency(ms: f64) -> String {
-    if ms < 1.0 {
-        format!("{}µs", (ms * 1000.0).round() as i64)
-    } else if ms < 10.0 {
-        trim(format!("{ms:.1}")) + "ms"
-    } else if ms < 999.5 {
-        format!("{}ms", ms.round() as i64)
-    } else if ms < 9_950.0 {
-        trim(format!("{:.1}", ms / 1000.0)) + "s"
-    } else {
-        format!("{}s", (ms / 1000.0).round() as i64)
-    }
-}
-
-fn trim(s: String) -> String {
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 #[cfg(test)]
@@ -158,15 +117,5 @@ mod tests {
             verdict(&slo, &result(1.0, 1.0, 0.0015, 1.0)).to_string(),
             "Violated: error rate 0.15% > 0.1%"
         );
-    }
-
-    #[test]
-    fn headline_latencies_use_the_natural_unit() {
-        assert_eq!(format_latency(0.85), "850µs");
-        assert_eq!(format_latency(2.5), "2.5ms");
-        assert_eq!(format_latency(3.0), "3ms");
-        assert_eq!(format_latency(41.3), "41ms");
-        assert_eq!(format_latency(1234.0), "1.2s");
-        assert_eq!(format_latency(12_400.0), "12s");
     }
 }

@@ -39,11 +39,7 @@ pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
 /// How far ahead of the load Job's creation its pods are told to begin when there are several
 /// (`--start-at`): time for all of them to be scheduled and started, so they begin together.
 pub const START_LEAD: Duration = Duration::from_secs(5);
-/// How long after a window ends an unreachable Prometheus is asked for it again, unless the
-/// operator is told otherwise (`--metrics-retry-for`). Prometheus keeps the samples far longer
-/// (the local cluster keeps 12 h); the bound keeps a run from waiting forever for a
-/// Prometheus that is gone.
-pub const DEFAULT_METRICS_RETRY_FOR: Duration = Duration::from_secs(600);
+pub use crate::observed::DEFAULT_METRICS_RETRY_FOR;
 /// First wait before asking an unreachable Prometheus again; it doubles per failed attempt
 /// up to [`METRICS_RETRY_MAX`].
 pub const METRICS_RETRY_FIRST: Duration = Duration::from_secs(10);
@@ -473,27 +469,20 @@ pub fn detail_json(load: &LoadResult) -> String {
     serde_json::to_string(&slim).unwrap_or_default()
 }
 
-#[path = "plan_steps.rs"]
 mod steps;
 
-#[path = "plan_metrics.rs"]
 mod metrics;
 
-#[path = "plan_services.rs"]
 mod services;
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 pub(crate) mod tests;
 
 #[cfg(test)]
-#[path = "plan_fault_tests.rs"]
 mod fault_tests;
 
 #[cfg(test)]
-#[path = "plan_services_tests.rs"]
 mod services_tests;
 
 #[cfg(test)]
-#[path = "plan_fuzz_tests.rs"]
 mod fuzz_tests;

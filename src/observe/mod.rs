@@ -15,7 +15,7 @@ use kube::{Api, ResourceExt};
 use crate::builders::{
     Owner, DETAIL_KEY, LOAD_CONTAINER, SEED_CONTAINER, SERVICE_CONTAINER, TARGET_CONTAINER,
 };
-use crate::controller::Context;
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::kills::{self, ContainerFacts};
 use crate::names::{self, label, role};

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use benchrun_api::validate::Warmup;
 use benchrun_api::{CellResult, ErrorCounts, Outcome, ValidatedRun, Warning, WarningCode};
 
-use crate::slo::{format_ms, format_rate};
+use crate::num::{format_ms, format_rate};
 
 /// Load pods at or above this fraction of their CPU limit are generator-bound; so is a
 /// generator whose own CPU time reaches this many cores per event-loop thread.

@@ -389,7 +389,7 @@ impl Planner<'_> {
                 "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms (CPU and memory read from {})",
                 load.throughput,
                 load.latency.p99_us as f64 / 1000.0,
-                crate::validity::second(at)
+                crate::results::validity::second(at)
             ),
         );
         self.record(vec![result]);
