@@ -100,7 +100,7 @@ fn align(
     let Some(stage) = stage else {
         return;
     };
-    status.phase = Some(Phase::Running.into());
+    status.phase = Some(Phase::Running);
     status.current = Some(CurrentMeasurement {
         cell: cell as i32,
         repeat: repeat as i32,

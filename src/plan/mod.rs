@@ -302,7 +302,7 @@ fn plan_rejected(
             message: message.clone(),
         }]
     };
-    s.phase = Some(Phase::Failed.into());
+    s.phase = Some(Phase::Failed);
     s.observed_generation = generation;
     s.current = None;
     set_condition(

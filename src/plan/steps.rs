@@ -88,14 +88,14 @@ impl Planner<'_> {
             if self.status.phase != Some(Phase::Queued) {
                 self.note(false, Reason::Queued, message.clone());
             }
-            self.status.phase = Some(Phase::Queued.into());
+            self.status.phase = Some(Phase::Queued);
             self.accept();
             self.condition(ConditionType::Running, false, Reason::Queued, message);
             self.progress();
             self.after(Duration::from_secs(5));
             return;
         }
-        self.status.phase = Some(Phase::Running.into());
+        self.status.phase = Some(Phase::Running);
         self.status.start_time.get_or_insert(Time(self.now));
         self.accept();
         if let Some(w) = self.run.short_window_warning() {
@@ -129,7 +129,7 @@ impl Planner<'_> {
                 self.status.current = Some(CurrentMeasurement {
                     cell: cell as i32,
                     repeat: repeat as i32,
-                    stage: Stage::Deploying.into(),
+                    stage: Stage::Deploying,
                     since: Time(self.now),
                     job: None,
                 });
@@ -291,7 +291,7 @@ impl Planner<'_> {
                 format!("cell {cell} repeat {repeat}: load Job {job}"),
             );
             self.status.current = Some(CurrentMeasurement {
-                stage: Stage::Loading.into(),
+                stage: Stage::Loading,
                 since: Time(self.now),
                 job: Some(job),
                 ..cur.clone()
@@ -307,7 +307,7 @@ impl Planner<'_> {
             JobObserved::Absent => {
                 // Lost before it was created (or deleted by hand): deploy and create it again.
                 self.status.current = Some(CurrentMeasurement {
-                    stage: Stage::Deploying.into(),
+                    stage: Stage::Deploying,
                     job: None,
                     ..cur.clone()
                 });
@@ -599,7 +599,7 @@ impl Planner<'_> {
             .filter(|r| r.outcome == Outcome::Measured)
             .count();
         let ok = measured > 0;
-        self.status.phase = Some(if ok { Phase::Succeeded } else { Phase::Failed }.into());
+        self.status.phase = Some(if ok { Phase::Succeeded } else { Phase::Failed });
         self.status.current = None;
         self.status.completion_time = Some(Time(self.now));
         self.status.summary = Some(results::summarize(self.run, &self.status.results));

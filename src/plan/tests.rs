@@ -64,11 +64,11 @@ pub(crate) fn load_result(start_ms: i64) -> LoadResult {
 
 pub(crate) fn running(cell: i32, repeat: i32, stage_: Stage, since_ms: i64) -> BenchmarkRunStatus {
     BenchmarkRunStatus {
-        phase: Some(Phase::Running.into()),
+        phase: Some(Phase::Running),
         current: Some(CurrentMeasurement {
             cell,
             repeat,
-            stage: stage_.into(),
+            stage: stage_,
             since: Time(at(since_ms)),
             job: None,
         }),
@@ -76,7 +76,7 @@ pub(crate) fn running(cell: i32, repeat: i32, stage_: Stage, since_ms: i64) -> B
     }
 }
 
-pub(crate) fn cond<'a>(s: &'a BenchmarkRunStatus, t: ConditionType) -> &'a Condition {
+pub(crate) fn cond(s: &BenchmarkRunStatus, t: ConditionType) -> &Condition {
     s.conditions
         .iter()
         .find(|c| c.type_ == t.as_str())
@@ -564,7 +564,7 @@ fn last_measurement_finishes_the_run_and_cleans_up() {
         }
     }
     status.results[0] = CellResult {
-        outcome: Outcome::Measured.into(),
+        outcome: Outcome::Measured,
         ..status.results[0].clone()
     };
     let o = Observed {
@@ -606,7 +606,7 @@ fn run_with_nothing_measured_fails() {
 fn finished_run_is_deleted_after_its_ttl() {
     let run = validated(&format!("{SPEC}cleanup: {{ttlSecondsAfterFinished: 60}}\n"));
     let status = BenchmarkRunStatus {
-        phase: Some(Phase::Succeeded.into()),
+        phase: Some(Phase::Succeeded),
         completion_time: Some(Time(at(0))),
         ..BenchmarkRunStatus::default()
     };
@@ -621,7 +621,7 @@ fn finished_run_is_deleted_after_its_ttl() {
 fn keep_on_failure_keeps_the_children_of_a_failed_run() {
     let run = validated(&format!("{SPEC}cleanup: {{policy: KeepOnFailure}}\n"));
     let status = BenchmarkRunStatus {
-        phase: Some(Phase::Failed.into()),
+        phase: Some(Phase::Failed),
         ..BenchmarkRunStatus::default()
     };
     let o = Observed {
@@ -631,7 +631,7 @@ fn keep_on_failure_keeps_the_children_of_a_failed_run() {
     };
     assert!(plan(&run, &status, &o, at(0)).actions.is_empty());
     let status = BenchmarkRunStatus {
-        phase: Some(Phase::Succeeded.into()),
+        phase: Some(Phase::Succeeded),
         ..status
     };
     assert_eq!(plan(&run, &status, &o, at(0)).actions.len(), 2);
@@ -1349,7 +1349,7 @@ fn the_next_load_starts_while_the_previous_window_waits_for_its_scrape() {
 fn a_due_window_is_read_while_the_next_one_runs_and_fills_the_result_in() {
     let run = validated(SPEC);
     let mut status = just_loaded().status;
-    status.current.as_mut().unwrap().stage = Stage::Loading.into();
+    status.current.as_mut().unwrap().stage = Stage::Loading;
     let o = Observed {
         job: JobObserved::Running,
         pending: vec![answered(

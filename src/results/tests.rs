@@ -388,7 +388,7 @@ fn repeats(throughputs: &[f64]) -> Vec<CellResult> {
         .map(|(i, t)| CellResult {
             cell: 1,
             repeat: i as i32,
-            outcome: Outcome::Measured.into(),
+            outcome: Outcome::Measured,
             throughput: Some(*t),
             ..CellResult::default()
         })
@@ -424,7 +424,7 @@ fn failed_repeats_do_not_count_towards_variance() {
     rs.push(CellResult {
         cell: 1,
         repeat: 2,
-        outcome: Outcome::Failed.into(),
+        outcome: Outcome::Failed,
         ..CellResult::default()
     });
     apply_variance(&mut rs, 3);

@@ -110,9 +110,7 @@ impl Cluster {
                 "{:?} {:?} {:?}",
                 s.phase,
                 s.progress,
-                s.current
-                    .as_ref()
-                    .map(|c| (c.cell, c.repeat, c.stage.clone()))
+                s.current.as_ref().map(|c| (c.cell, c.repeat, c.stage))
             );
             if line != last {
                 println!("[{:>4}s] {name}: {line}", t0.elapsed().as_secs());

@@ -128,7 +128,7 @@ mod tests {
             "\
 TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
 express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x          1.55   0.50x              6474   1.50x
-express  hello     1    1Gi     1    100     -          5405           41.0               5690         5203   0.96x          41.0   1.00x              5690   1.00x
+express  hello     1    1Gi     1    100     -          5400           41.0               5684         5200   0.96x          41.0   1.00x              5684   1.00x
 spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -             -       -                 -       -
 spring   hello     1    1Gi     1    100     -             -              -                  -            -       -             -       -                 -       -
 "

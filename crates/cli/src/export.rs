@@ -155,6 +155,7 @@ pub fn write_export(
 mod tests {
     use super::*;
     use crate::fixtures;
+    use benchrun_api::WarningCode;
 
     fn render(format: Format) -> String {
         let mut out = Vec::new();
@@ -173,13 +174,38 @@ mod tests {
         ));
         assert_eq!(
             lines[1],
-            "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,0,0,0,0,0,0,0,0,0,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,,0.95,,,,134217728,,,0,0,Met,,demo-detail-0-0"
+            "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,41000,0,0,0,0,0,0,0,14760000,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,0.95,0.95,0.95,0,134217728,134217728,0.3,0.3,0,0,Met,,demo-detail-c0-r0"
         );
-        assert!(lines[2].contains(",Violated: errorRate 1.23% > 1%,GeneratorBound: the load pods used 97% of their CPU limit; throughput may be the generator's | HighErrorRate: 1.23% of requests failed (read 665),"));
+        // The verdict and the warnings as the operator writes them, by code then message.
+        let slow = &fixtures::results()[1];
+        let codes: Vec<WarningCode> = slow.warnings.iter().map(|w| w.code).collect();
+        assert_eq!(
+            codes,
+            [WarningCode::GeneratorBound, WarningCode::HighErrorRate]
+        );
+        let warnings: Vec<String> = slow
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {}", w.code, w.message))
+            .collect();
+        assert!(
+            lines[2].contains(&format!(
+                ",Violated: error rate 2.0% > 1%,\"{}\",",
+                warnings.join(" | ")
+            )),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            warnings[1]
+                .starts_with("HighErrorRate: 2.0% of requests failed (3240 of 162000: 5xx 3240)"),
+            "{}",
+            warnings[1]
+        );
         assert_eq!(
             lines[4],
-            "demo,3,0,spring,hello,1,1Gi,1,100,,Failed,ImagePullBackOff: spring:3.2 not found,,,,,,,,,,,,,,,,,,,,,,,,,,,,0,0,,,",
-            "a failed measurement has no figures, not zeros"
+            r#"demo,3,0,spring,hello,1,1Gi,1,100,,Failed,"target not ready after 3m: ImagePullBackOff: Back-off pulling image ""spring:3.2""",,,,,,,,,,,,,,,,,,,,,,,,,,,,0,0,,,"#,
+            "a failed measurement has no figures, not zeros (and its reason is quoted)"
         );
         for r in fixtures::results() {
             assert_eq!(

@@ -1,202 +1,302 @@
 //! Fixed inputs for the renderers' tests (and, rendered, the examples in docs/report.md).
+//!
+//! Built by the operator's own code paths, so every warning, verdict, reason, summary and
+//! capacity text is the one the operator writes: the run is a YAML spec through
+//! [`benchrun_api::validate`], each measured cell is [`results::measured_result`] of a
+//! [`LoadResult`] with round figures (its warnings and SLO verdict computed there), the failed
+//! cell is [`results::failed_result`], and the summary, result conditions and capacity entries
+//! are what [`results::summarize`], [`results::result_conditions`] and [`capacity::capacity`]
+//! make of them.
 
+use std::collections::BTreeMap;
+
+use benchrun::results::{self, PodFacts};
+use benchrun::{capacity, names, plan};
 use benchrun_api::{
-    BenchmarkRunStatus, Capacity, CellResult, Coordinates, CurrentMeasurement, ErrorCounts,
-    Latency, Outcome, Phase, SloSummary, SloVerdict, Stage, Summary, TargetUsage, UslFit, Warning,
-    WarningCode,
+    validate, BenchmarkRunSpec, BenchmarkRunStatus, Capacity, CellResult, ConditionType,
+    CurrentMeasurement, Outcome, Phase, Reason, Stage, TargetUsage, UslFit, ValidatedRun,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// A timestamp from an RFC 3339 string.
 pub fn time(s: &str) -> Time {
     Time(s.parse().unwrap())
 }
 
-/// Rounds to three decimals so figures survive a JSON round trip exactly.
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
+/// The run's name: detail ConfigMaps are named after it.
+const RUN: &str = "demo";
+/// When the run finished (and its conditions last changed).
+const FINISHED: &str = "2026-11-30T10:00:00Z";
+/// Start of the first measured window; each cell's window is 30 s, one after the other.
+const FIRST_WINDOW_MS: u64 = 1_764_496_800_000;
+const WINDOW_MS: u64 = 30_000;
+
+/// A run of two targets × two connection counts, one repeat, a 10 s warm-up and SLOs.
+fn run_from(targets: &str, connections: &str) -> ValidatedRun {
+    let yaml = format!(
+        r#"
+targets:
+{targets}
+scenarios:
+  - {{name: hello, path: /hello}}
+resources: {{cpu: "1", memory: 1Gi}}
+load: {{connections: 10, duration: 30s, warmup: 10s}}
+matrix: {{connections: {connections}}}
+slo: {{p99: 200ms, errorRate: 1%}}
+"#
+    );
+    let spec: BenchmarkRunSpec = serde_yaml::from_str(&yaml).unwrap();
+    validate(&spec).unwrap()
 }
 
-/// One measured cell with round, recognisable figures.
-pub fn cell(cell: i32, target: &str, cpu: &str, conns: i32, rps: f64, p99: f64) -> CellResult {
-    CellResult {
-        cell,
-        repeat: 0,
-        coordinates: Coordinates {
-            target: target.into(),
-            scenario: "hello".into(),
-            cpu: cpu.into(),
-            memory: "1Gi".into(),
-            replicas: 1,
-            connections: conns,
-            rate: None,
-            ..Coordinates::default()
-        },
-        outcome: Outcome::Measured,
-        requests: Some((rps * 30.0) as i64),
-        warmup_requests: Some(0),
-        errors: Some(ErrorCounts::default()),
-        error_rate: Some(0.0),
-        bytes: Some(0),
-        throughput: Some(rps),
-        latency_ms: Some(Latency {
-            mean: round3(p99 / 4.0),
-            p50: round3(p99 / 5.0),
-            p90: round3(p99 / 2.0),
-            p99,
-            p999: round3(p99 * 1.5),
-            max: round3(p99 * 3.0),
-            table: Vec::new(),
-        }),
-        usage: TargetUsage {
-            cpu_avg_cores: Some(0.95),
-            cpu_avg_of_limit: Some(0.95),
-            memory_peak_bytes: Some(134_217_728),
-            ..Default::default()
-        },
-        slo: Some(SloVerdict::Met),
-        detail: Some(format!("demo-detail-{cell}-0")),
-        ..Default::default()
+/// The fixture run: express and spring, 10 and 100 connections (cells 0–3).
+pub fn run() -> ValidatedRun {
+    run_from(
+        "  - {name: express, image: \"express:4.21\", port: 3000}\n  - {name: spring, image: \"spring:3.2\", port: 8080}",
+        "[10, 100]",
+    )
+}
+
+/// Latency statistics in µs with the shape of a fast HTTP server: p50 a fifth of p99, p90 a
+/// half, the mean a quarter, p99.9 one and a half times and the maximum three times p99.
+fn latency(p99_us: u64) -> LatencyStats {
+    LatencyStats {
+        count: 1,
+        mean_us: (p99_us / 4) as f64,
+        p50_us: p99_us / 5,
+        p75_us: p99_us / 3,
+        p90_us: p99_us / 2,
+        p99_us,
+        p999_us: p99_us * 3 / 2,
+        p9999_us: p99_us * 2,
+        max_us: p99_us * 3,
+        ..LatencyStats::default()
     }
 }
 
-/// Four measurements of two targets, one suspect, one violating the SLO, one failed.
+/// What the load generator reports for one cell: `rps` over a 30 s window (two threads, one
+/// load pod), p99 `p99_us`, the load pod busy at `load_cpu` of its 1-core limit, and `errors`.
+fn load(
+    cell: u64,
+    connections: u64,
+    rps: u64,
+    p99_us: u64,
+    load_cpu: f64,
+    errors: ErrorCounts,
+) -> LoadResult {
+    let requests = rps * WINDOW_MS / 1000;
+    let start = FIRST_WINDOW_MS + cell * 60_000;
+    let cpu_us = (load_cpu * (WINDOW_MS * 1000) as f64) as u64;
+    LoadResult {
+        schema: SCHEMA.into(),
+        url: "http://10.96.0.7:3000/hello".into(),
+        method: "GET".into(),
+        model: Model::Closed,
+        rate: None,
+        connections,
+        threads: 2,
+        keepalive: true,
+        window_start_ms: start,
+        window_end_ms: start + WINDOW_MS,
+        duration: (WINDOW_MS / 1000) as f64,
+        requests,
+        successes: requests - errors.total,
+        errors,
+        bytes: requests * 120,
+        throughput: rps as f64,
+        warmup_requests: rps * 10,
+        warmup_failed: 0,
+        latency: latency(p99_us),
+        latency_uncorrected: None,
+        connect: LatencyStats::default(),
+        schedule_lag: None,
+        cpu: CpuStats::new(cpu_us * 3 / 4, cpu_us / 4, requests),
+        timeline: Vec::new(),
+        histograms: Histograms {
+            latency: String::new(),
+            latency_uncorrected: None,
+            connect: String::new(),
+        },
+        scenarios: Vec::new(),
+        nodes: vec!["node-b".into()],
+        start_at_ms: None,
+        start_late_ms: None,
+        window_start_spread_ms: 0,
+        seed: None,
+    }
+}
+
+/// What Prometheus gives for a target using `cores` of its 1-core limit and `mib` of memory.
+fn usage(cores: f64, mib: i64) -> TargetUsage {
+    TargetUsage {
+        cpu_avg_cores: Some(cores),
+        cpu_peak_cores: Some(cores),
+        cpu_avg_of_limit: Some(cores),
+        cpu_peak_of_limit: Some(cores),
+        cpu_throttled: Some(0.0),
+        memory_avg_bytes: Some(mib << 20),
+        memory_peak_bytes: Some(mib << 20),
+        cpu_samples: Some(4),
+        memory_samples: Some(4),
+        sample_interval_seconds: Some(8.0),
+        ..TargetUsage::default()
+    }
+}
+
+/// Target on node-a, load on node-b, no restarts.
+fn pods() -> PodFacts {
+    PodFacts {
+        target_nodes: vec!["node-a".into()],
+        load_nodes: vec!["node-b".into()],
+        ..PodFacts::default()
+    }
+}
+
+/// The operator's record of cell `cell` of [`run`] from `load` and `usage`.
+fn measured(run: &ValidatedRun, cell: usize, load: &LoadResult, usage: &TargetUsage) -> CellResult {
+    results::measured_result(
+        run,
+        &run.cells[cell],
+        0,
+        load,
+        Some(usage),
+        BTreeMap::new(),
+        &pods(),
+        Some(names::detail_name(RUN, cell, 0)),
+    )
+}
+
+/// Four measurements of two targets: express at 10 connections (clean), express at 100
+/// (generator-bound with 2 % errors: suspect and violating the error-rate SLO), spring at 10
+/// (clean) and spring at 100 (failed: its image could not be pulled).
 pub fn results() -> Vec<CellResult> {
-    let mut spring = cell(2, "spring", "1", 10, 2950.0, 9.8);
-    spring.usage.cpu_avg_cores = Some(0.62);
-    spring.usage.cpu_avg_of_limit = Some(0.62);
-    spring.usage.memory_peak_bytes = Some(402_653_184);
-    let mut slow = cell(1, "express", "1", 100, 5405.2, 41.0);
-    slow.error_rate = Some(0.0123);
-    slow.slo = Some(SloVerdict::Violated(vec!["errorRate 1.23% > 1%".into()]));
-    slow.warnings = vec![
-        Warning::new(
-            WarningCode::GeneratorBound,
-            "the load pods used 97% of their CPU limit; throughput may be the generator's",
-        ),
-        Warning::new(
-            WarningCode::HighErrorRate,
-            "1.23% of requests failed (read 665)",
-        ),
-    ];
-    // As the operator writes a failed measurement: coordinates and reason, no figures.
-    let failed = CellResult {
-        cell: 3,
-        coordinates: cell(3, "spring", "1", 100, 0.0, 0.0).coordinates,
-        outcome: Outcome::Failed,
-        reason: Some("ImagePullBackOff: spring:3.2 not found".into()),
-        ..Default::default()
+    let run = run();
+    let clean = ErrorCounts::default();
+    let failing = ErrorCounts {
+        status_5xx: 3240,
+        total: 3240,
+        ..ErrorCounts::default()
     };
     let mut all = vec![
-        cell(0, "express", "1", 10, 4100.0, 3.1),
-        slow,
-        spring,
-        failed,
+        measured(&run, 0, &load(0, 10, 4100, 3100, 0.3, clean.clone()), &usage(0.95, 128)),
+        measured(&run, 1, &load(1, 100, 5400, 41_000, 0.97, failing), &usage(0.95, 128)),
+        measured(&run, 2, &load(2, 10, 2950, 9800, 0.25, clean), &usage(0.62, 384)),
+        results::failed_result(
+            &run,
+            &run.cells[3],
+            0,
+            format!(
+                "target not ready after {}: ImagePullBackOff: Back-off pulling image \"spring:3.2\"",
+                benchrun_api::units::format_duration(run.ready_timeout)
+            ),
+        ),
     ];
-    // As the operator writes it: throughput over the CPU cores used, to one decimal.
-    for r in &mut all {
-        r.requests_per_core = r
-            .throughput
-            .zip(r.usage.cpu_avg_cores)
-            .map(|(x, cores)| (x / cores * 10.0).round() / 10.0);
-    }
+    results::apply_variance(&mut all, run.repeats);
     all
 }
 
-/// A fitted and a refused capacity entry, as a connections sweep of two targets gives them.
+/// A fitted and a refused capacity entry.
+///
+/// The refused one (spring) is what [`capacity::capacity`] makes of [`results`]. The fixture's
+/// two express measurements cannot be fitted either (and one is generator-bound), so the
+/// fitted entry is [`capacity::capacity`] of a seven-count connections sweep of express whose
+/// throughputs lie on the curve σ=0.05, κ=0.0008, λ=1200 req/s.
 pub fn capacity() -> Vec<Capacity> {
-    let entry = |target: &str| Capacity {
-        target: target.into(),
-        scenario: "hello".into(),
-        cpu: "1".into(),
-        memory: "1Gi".into(),
-        replicas: 1,
-        model: "USL".into(),
-        ..Default::default()
+    let run = run();
+    let spring = capacity::capacity(&run, &results())
+        .into_iter()
+        .find(|c| c.target == "spring")
+        .expect("a capacity entry for spring");
+    let sweep = run_from(
+        "  - {name: express, image: \"express:4.21\", port: 3000}",
+        "[1, 2, 4, 8, 16, 32, 64]",
+    );
+    let curve = UslFit {
+        contention: 0.05,
+        coherency: 0.0008,
+        throughput_at_one: 1200.0,
+        ..UslFit::default()
     };
-    vec![
-        Capacity {
-            points: 7,
-            fit: Some(UslFit {
-                contention: 0.05,
-                coherency: 0.0008,
-                throughput_at_one: 1200.0,
-                peak_connections: Some(34),
-                peak_throughput: Some(11500.7),
-                r_squared: 0.9981,
-            }),
-            ..entry("express")
-        },
-        Capacity {
-            points: 1,
-            excluded: Some("1 failed".into()),
-            refused: Some("1 usable measurements at 1 connection counts: the fit needs at least 6 over at least 3 connection counts (sweep more matrix.connections values, or add repeats)".into()),
-            ..entry("spring")
-        },
-    ]
+    let measured: Vec<CellResult> = sweep
+        .cells
+        .iter()
+        .map(|c| {
+            let rps = curve.throughput(f64::from(c.connections)).round() as u64;
+            let l = load(
+                c.index as u64,
+                c.connections as u64,
+                rps,
+                3000,
+                0.3,
+                ErrorCounts::default(),
+            );
+            measured(&sweep, c.index, &l, &usage(0.9, 128))
+        })
+        .collect();
+    let express = capacity::capacity(&sweep, &measured)
+        .into_iter()
+        .next()
+        .expect("a capacity entry for the sweep");
+    vec![express, spring]
 }
 
-/// A finished run's status around [`results`].
+/// A finished run's status around [`results`], as the operator leaves it.
 pub fn status() -> BenchmarkRunStatus {
-    let cond = |t: &str, s: &str, reason: &str, message: &str| Condition {
-        type_: t.into(),
-        status: s.into(),
-        reason: reason.into(),
-        message: message.into(),
-        last_transition_time: time("2026-11-30T10:00:00Z"),
-        observed_generation: Some(1),
+    let run = run();
+    let results = results();
+    let now = time(FINISHED).0;
+    let generation = Some(1);
+    let mut conditions = Vec::new();
+    let mut set = |type_, ok, reason, message| {
+        plan::set_condition(&mut conditions, type_, ok, reason, message, now, generation)
     };
+    // In the order the operator sets them: Accepted when the run starts, the result conditions
+    // after each measurement, Succeeded when the last one is recorded.
+    set(
+        ConditionType::Accepted,
+        true,
+        Reason::Valid,
+        "the spec is valid".into(),
+    );
+    for (type_, ok, reason, message) in results::result_conditions(&run, &results) {
+        set(type_, ok, reason, message);
+    }
+    let measured = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Measured)
+        .count();
+    set(
+        ConditionType::Succeeded,
+        true,
+        Reason::Completed,
+        format!("{measured} of {} measurements measured", results.len()),
+    );
     BenchmarkRunStatus {
         phase: Some(Phase::Succeeded),
-        progress: Some("4/4".into()),
-        total: Some(4),
-        conditions: vec![
-            cond("Accepted", "True", "Valid", "the spec is valid"),
-            cond(
-                "Succeeded",
-                "True",
-                "Measured",
-                "3 of 4 measurements succeeded",
-            ),
-            cond(
-                "SLOsMet",
-                "False",
-                "Violated",
-                "1 measurement violated the SLOs",
-            ),
-            cond(
-                "ResultsValid",
-                "False",
-                "Suspect",
-                "1 measurement has validity warnings",
-            ),
-        ],
-        results: results(),
-        summary: Some(Summary {
-            best_throughput: Some(5405),
-            best_p99: Some("41ms".into()),
-            best_cell: Some("express/hello cpu=1 c=100".into()),
-            failed: 1,
-            suspect: 1,
-            slo: Some(SloSummary::Violated(1)),
-        }),
+        progress: Some(format!("{}/{}", results.len(), run.total())),
+        total: Some(run.total() as i32),
+        conditions,
+        summary: Some(results::summarize(&run, &results)),
         capacity: capacity(),
+        results,
         ..Default::default()
     }
 }
 
 /// A run in the middle of its second measurement.
 pub fn running_status() -> BenchmarkRunStatus {
+    let run = run();
     BenchmarkRunStatus {
         phase: Some(Phase::Running),
-        progress: Some("1/4".into()),
-        total: Some(4),
+        progress: Some(format!("1/{}", run.total())),
+        total: Some(run.total() as i32),
         current: Some(CurrentMeasurement {
             cell: 1,
             repeat: 0,
             stage: Stage::Loading,
             since: time("2026-11-30T10:02:00Z"),
-            job: Some("demo-load-1-0".into()),
+            job: Some(names::job_name(RUN, 1, 0)),
         }),
         results: results()[..1].to_vec(),
         ..Default::default()

@@ -416,7 +416,7 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "1,express,hello,1,1Gi,1,100,-,5405,8.20,20.5,41.0,123,1.23,0.95 (95%),5690,128,Violated,\"GeneratorBound,HighErrorRate\""
+            "1,express,hello,1,1Gi,1,100,-,5400,8.20,20.5,41.0,123,2.00,0.95 (95%),5684,128,Violated,\"GeneratorBound,HighErrorRate\""
         );
         assert_eq!(
             lines[4],
