@@ -3,16 +3,17 @@
 //! Where things are decided:
 //! - [`plan`]: the run's state machine (pure), from [`observed`] facts;
 //! - [`builders`]: the children it creates (pure), named by [`names`];
-//! - [`results`], [`validity`], [`slo`]: what a measurement's numbers mean (pure), rounded by
-//!   [`num`];
+//! - [`results`] (with [`results::validity`] and [`results::slo`]): what a measurement's
+//!   numbers mean (pure), rounded and formatted by [`num`];
 //! - [`capacity`]: how far each configuration scales, from its measurements (pure);
 //! - [`baseline`]: a measurement against the same cell of `spec.baseline` (pure);
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window, one client per URL
 //!   for the operator's lifetime in [`prometheus_clients`];
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
-//! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status) and the
-//!   measuring-slot queue in [`slots`];
+//! - [`observe`]: reads the run's children, pods, logs and Prometheus into [`observed`] facts;
+//! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status), sharing a
+//!   [`context`] with observation, and the measuring-slot queue in [`slots`];
 //! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format;
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 

@@ -11,8 +11,9 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::builders::{self, fixtures::owner, LoadSettings};
+use crate::names;
 use crate::observed::JobObserved;
-use crate::{names, results, validity};
+use crate::results::{self, validity};
 
 #[path = "fuzz_observed.rs"]
 mod observed_inputs;
