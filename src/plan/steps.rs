@@ -305,6 +305,15 @@ impl Planner<'_> {
     pub(super) fn loading(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
         match &self.obs.job {
             JobObserved::Absent => {
+                if let Some(load) = self.obs.detail.clone() {
+                    // The load ran, its result was stored and its Job deleted: this status was
+                    // read before the patch that recorded it (the controller's cache can lag
+                    // its own writes). Record it again from the stored detail rather than run
+                    // the load a second time; the result is the same one.
+                    let created = self.obs.job_created.unwrap_or(cur.since.0);
+                    self.measured(cell, repeat, &load, created);
+                    return;
+                }
                 // Lost before it was created (or deleted by hand): deploy and create it again.
                 self.status.current = Some(CurrentMeasurement {
                     stage: Stage::Deploying,

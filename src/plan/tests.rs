@@ -791,6 +791,27 @@ fn restart_after_storing_the_detail_collects_from_it_without_the_logs() {
 }
 
 #[test]
+fn a_status_read_before_its_own_record_does_not_run_the_load_again() {
+    // The result was stored and the Job deleted, but this reconcile reads a cached status from
+    // before that patch: still Loading, no result. It records the result from the detail.
+    let run = validated(SPEC);
+    let o = Observed {
+        job: JobObserved::Absent,
+        detail: Some(load_result(3000)),
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
+    assert!(
+        !d.actions
+            .iter()
+            .any(|a| matches!(a, Action::CreateJob { .. } | Action::ApplyTarget { .. })),
+        "{:?}",
+        d.actions
+    );
+    assert_recorded_due(&d, 0, 0, 23_000);
+}
+
+#[test]
 fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
     let run = validated(SPEC);
     let target = TargetObserved {
