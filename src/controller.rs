@@ -340,6 +340,7 @@ async fn apply_one(
                 cluster_ip,
                 restarts_baseline,
                 *start_at_ms,
+                jiff::Timestamp::now().as_millisecond(),
                 &ctx.config.load,
             );
             ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;

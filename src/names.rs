@@ -72,6 +72,9 @@ pub const RESTARTS_BASELINE: &str = "benchrun.dev/restarts-baseline";
 /// Annotation on a load Job: each target pod's container restarts when the Job was created,
 /// as `pod=count` pairs joined by `,` (see [`crate::kills`]).
 pub const RESTARTS_BASELINE_PODS: &str = "benchrun.dev/restarts-baseline-pods";
+/// Annotation on a load Job: the agreed start of its pods (`--start-at`, Unix milliseconds),
+/// from which the planner knows when its window ends and the next load may begin.
+pub const START_AT: &str = "benchrun.dev/start-at";
 
 /// Label selector matching every child of every run (used to scope the watches).
 pub const MANAGED_SELECTOR: &str = "app.kubernetes.io/managed-by=benchrun";

@@ -155,6 +155,13 @@ pub struct Observed {
     pub job_created: Option<jiff::Timestamp>,
     /// Nodes of the focus Job's pods.
     pub load_nodes: Vec<String>,
+    /// The agreed start (`--start-at`, Unix ms) recorded on the focus Job, if it has one.
+    pub job_start_at_ms: Option<i64>,
+    /// When the last of the focus Job's pods started its load container (Unix ms, to the
+    /// second as the kubelet reports it); `None` until every pod has started.
+    pub load_started_ms: Option<i64>,
+    /// The agreed start recorded on each of this run's load Jobs that has one, by Job name.
+    pub job_starts: BTreeMap<String, i64>,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window, for a run an older operator left in stage
@@ -190,6 +197,9 @@ impl Default for Observed {
             restarts_baseline_pods: None,
             job_created: None,
             load_nodes: Vec::new(),
+            job_start_at_ms: None,
+            load_started_ms: None,
+            job_starts: BTreeMap::new(),
             detail: None,
             usage: None,
             baseline: None,

@@ -185,7 +185,10 @@ fn anti_affinity(
 /// not be the same measurement. The target's container restarts at creation, in total and per
 /// pod, are kept in annotations, so restarts and OOM kills during the measurement survive an
 /// operator restart. Its deadline is the expected warm-up plus load time plus
-/// `timeouts.loadGrace`. Load pods prefer nodes without target pods and without each other.
+/// `timeouts.loadGrace`, plus the wait until `start_at_ms` (at least [`crate::plan::START_LEAD`])
+/// when its pods are told when to begin; that agreed start is kept in an annotation too.
+/// `now_ms` is the time of creation. Load pods prefer nodes without target pods and without
+/// each other.
 #[allow(clippy::too_many_arguments)] // what one measurement's Job is made of
 pub fn build_load_job(
     owner: &Owner,
@@ -195,6 +198,7 @@ pub fn build_load_job(
     cluster_ip: &str,
     restarts_baseline: &RestartBaseline,
     start_at_ms: Option<i64>,
+    now_ms: i64,
     settings: &LoadSettings,
 ) -> Job {
     let name = names::job_name(&owner.name, cell.index, repeat);
@@ -203,7 +207,10 @@ pub fn build_load_job(
     target_pods.remove(names::label::MANAGED_BY);
     target_pods.remove(names::label::PART_OF);
     let res = &run.load_resources;
-    let lead = start_at_ms.map_or(0, |_| crate::plan::START_LEAD.as_secs());
+    let lead = start_at_ms.map_or(0, |t| {
+        let wait = u64::try_from(t.saturating_sub(now_ms)).unwrap_or(0);
+        crate::plan::START_LEAD.as_secs().max(wait.div_ceil(1000))
+    });
     let deadline =
         (run.expected_load_time() + run.load_grace).as_secs().max(1) as i64 + lead as i64;
     let mut args = load_args(&owner.name, run, cell, repeat, cluster_ip);
@@ -227,7 +234,7 @@ pub fn build_load_job(
         ..Container::default()
     };
     let mut metadata = owner.meta(name, labels.clone());
-    metadata.annotations = Some(std::collections::BTreeMap::from([
+    let mut annotations = std::collections::BTreeMap::from([
         (
             names::RESTARTS_BASELINE.to_string(),
             restarts_baseline.total.to_string(),
@@ -236,7 +243,11 @@ pub fn build_load_job(
             names::RESTARTS_BASELINE_PODS.to_string(),
             kills::format_by_pod(&restarts_baseline.by_pod),
         ),
-    ]));
+    ]);
+    if let Some(t) = start_at_ms {
+        annotations.insert(names::START_AT.to_string(), t.to_string());
+    }
+    metadata.annotations = Some(annotations);
     Job {
         metadata,
         spec: Some(JobSpec {
@@ -298,6 +309,7 @@ mod tests {
             ip,
             &baseline,
             None,
+            0,
             &settings(),
         )
     }
@@ -384,6 +396,7 @@ mod tests {
             "1.2.3.4",
             &baseline,
             None,
+            0,
             &settings(),
         );
         let notes = job.metadata.annotations.unwrap();
@@ -517,10 +530,14 @@ mod tests {
                 "1.2.3.4",
                 &baseline,
                 start,
+                1_700_000_000_000,
                 &settings(),
             )
         };
         let (plain, together) = (job(None), job(Some(1_700_000_005_000)));
+        // Created ahead of its turn (the next measurement, while this one runs): the wait
+        // counts towards the deadline, and the agreed start is kept for the planner.
+        let ahead = job(Some(1_700_000_030_000));
         let args = args_of(&together);
         assert!(
             args.contains(&"--start-at=1700000005000".to_string()),
@@ -533,6 +550,15 @@ mod tests {
         assert!(!args_of(&plain).iter().any(|a| a.starts_with("--start-at")));
         let deadline = |j: &Job| j.spec.as_ref().unwrap().active_deadline_seconds.unwrap();
         assert_eq!(deadline(&together) - deadline(&plain), 5);
+        assert_eq!(deadline(&ahead) - deadline(&plain), 30);
+        let start_of = |j: &Job| {
+            j.metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(names::START_AT).cloned())
+        };
+        assert_eq!(start_of(&ahead).as_deref(), Some("1700000030000"));
+        assert_eq!(start_of(&plain), None);
     }
 
     #[test]

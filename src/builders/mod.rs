@@ -199,6 +199,7 @@ mod name_tests {
                             "10.0.0.1",
                             &crate::kills::RestartBaseline::default(),
                             Some(1_700_000_000_000),
+                            1_700_000_000_000,
                             &settings,
                         );
                         let name = j.metadata.name.clone().unwrap();
@@ -250,7 +251,7 @@ mod plan_only_tests {
                 (
                     build_target_deployment(&o, r, cell, &[], "Never"),
                     build_target_service(&o, r, cell),
-                    build_load_job(&o, r, cell, 1, "10.0.0.1", &baseline, None, &settings),
+                    build_load_job(&o, r, cell, 1, "10.0.0.1", &baseline, None, 0, &settings),
                 )
             };
             assert_eq!(both(&run), both(&blind), "cell {}", cell.index);

@@ -107,6 +107,10 @@ pub async fn observe(
     configs.dedup();
     o.target_configs = configs;
     o.jobs = jobs.iter().map(|j| j.name_any()).collect();
+    o.job_starts = jobs
+        .iter()
+        .filter_map(|j| Some((j.name_any(), start_at(j)?)))
+        .collect();
     // A run's spec cannot change once it started, so a run without services has no
     // children of services to look for.
     let backing = if v.spec.services.is_empty() {
@@ -176,6 +180,8 @@ pub async fn observe(
             .collect();
         o.load_nodes.sort();
         o.load_nodes.dedup();
+        o.job_start_at_ms = start_at(job);
+        o.load_started_ms = load_started(&pods, v.load_pods);
         o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
     }
     let stage = status.current.as_ref().map(|c| c.stage);
@@ -669,6 +675,39 @@ fn completion_index(p: &Pod) -> Option<usize> {
         .get("batch.kubernetes.io/job-completion-index")?
         .parse()
         .ok()
+}
+
+/// The agreed start recorded on a load Job (see [`names::START_AT`]).
+fn start_at(job: &Job) -> Option<i64> {
+    job.annotations().get(names::START_AT)?.parse().ok()
+}
+
+/// When the last of a load Job's `load_pods` pods started its load container, Unix ms (the
+/// kubelet reports it to the second); `None` until every one of them has started.
+fn load_started(pods: &[Pod], load_pods: i32) -> Option<i64> {
+    let started: Vec<i64> = pods
+        .iter()
+        .filter_map(|p| {
+            let s = p
+                .status
+                .as_ref()?
+                .container_statuses
+                .as_ref()?
+                .iter()
+                .find(|c| c.name == LOAD_CONTAINER)?
+                .state
+                .as_ref()?;
+            let at = s
+                .running
+                .as_ref()
+                .and_then(|r| r.started_at.as_ref())
+                .or(s.terminated.as_ref().and_then(|t| t.started_at.as_ref()))?;
+            Some(at.0.as_millisecond())
+        })
+        .collect();
+    (started.len() >= load_pods.max(1) as usize)
+        .then(|| started.into_iter().max())
+        .flatten()
 }
 
 async fn job_state(

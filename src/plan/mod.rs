@@ -18,9 +18,9 @@
 
 use std::time::Duration;
 
-use benchrun_api::validate::FieldError;
+use benchrun_api::validate::{FieldError, Limit, Warmup};
 use benchrun_api::{
-    BenchmarkRunStatus, CellResult, ConditionType, CurrentMeasurement, Phase, Reason,
+    BenchmarkRunStatus, Cell, CellResult, ConditionType, CurrentMeasurement, Phase, Reason,
     ServiceAddress, ValidatedRun,
 };
 use benchrun_load::LoadResult;
@@ -39,6 +39,16 @@ pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
 /// How far ahead of the load Job's creation its pods are told to begin when there are several
 /// (`--start-at`): time for all of them to be scheduled and started, so they begin together.
 pub const START_LEAD: Duration = Duration::from_secs(5);
+/// Between the planned end of a window and the agreed start of the next measurement's load
+/// when that load was made ahead (cells back to back): time for the last responses.
+pub const CHAIN_GAP: Duration = Duration::from_millis(250);
+/// A load Job is made ahead of its turn only while at least this much of the current
+/// warm-up is left, so that its pods have started before the current window begins (their
+/// start-up takes CPU on the node).
+pub const PRESTART: Duration = Duration::from_secs(1);
+/// The kubelet reports when a container started to the second: its process began at most
+/// this long after the time reported.
+const STARTED_MARGIN_MS: i64 = 1_100;
 pub use crate::observed::DEFAULT_METRICS_RETRY_FOR;
 /// First wait before asking an unreachable Prometheus again; it doubles per failed attempt
 /// up to [`METRICS_RETRY_MAX`].
@@ -160,6 +170,70 @@ fn current_in_range(run: &ValidatedRun, c: &CurrentMeasurement) -> Option<(usize
         .ok()
         .filter(|&r| r < run.repeats)?;
     Some((cell, repeat))
+}
+
+/// From the start of a cell's load to the end of its measured window, when durations fix it
+/// in advance: ramp-up, warm-up and window by duration; `None` for request counts.
+pub fn fixed_load_time(run: &ValidatedRun, cell: &Cell) -> Option<Duration> {
+    let Limit::Duration(window) = run.limit else {
+        return None;
+    };
+    if cell.requests.is_some() {
+        return None;
+    }
+    Some(warmup_time(run)? + window)
+}
+
+/// Ramp-up plus warm-up when both are durations (no warm-up counts as none).
+fn warmup_time(run: &ValidatedRun) -> Option<Duration> {
+    let warm = match run.warmup {
+        Warmup::Duration(d) => d,
+        Warmup::None => Duration::ZERO,
+        Warmup::Requests(_) => return None,
+    };
+    Some(run.ramp_up.unwrap_or_default() + warm)
+}
+
+/// The latest a load Job's generators began (Unix ms): its agreed start, unless the pods'
+/// containers started too close to it or after it to be sure, then the kubelet's start time
+/// plus its rounding. `None` until every pod has started.
+fn begun_by(start_at_ms: Option<i64>, started_ms: Option<i64>) -> Option<i64> {
+    let started = started_ms? + STARTED_MARGIN_MS;
+    Some(start_at_ms.map_or(started, |s| s.max(started)))
+}
+
+/// The measurement after (`cell`, `repeat`) in the run's order that has no result yet.
+fn following(
+    run: &ValidatedRun,
+    results: &[CellResult],
+    cell: usize,
+    repeat: usize,
+) -> Option<(usize, usize)> {
+    run.cells
+        .iter()
+        .flat_map(|c| (0..run.repeats).map(move |r| (c.index, r)))
+        .skip_while(|&m| m != (cell, repeat))
+        .skip(1)
+        .find(|&(c, r)| !has_result(results, c, r))
+}
+
+/// When the next measurement's load may be made ahead of its turn, its agreed start (Unix
+/// ms): the planned end of the current window plus [`CHAIN_GAP`]. Only for a current load
+/// whose window durations fix, with its generators' start known, and while at least
+/// [`PRESTART`] of its warm-up is left; `None` otherwise (the next load is then made after
+/// this one has ended, as before).
+pub fn chained_start(
+    run: &ValidatedRun,
+    cell: &Cell,
+    start_at_ms: Option<i64>,
+    started_ms: Option<i64>,
+    now_ms: i64,
+) -> Option<i64> {
+    let len = fixed_load_time(run, cell)?;
+    let begun = begun_by(start_at_ms, started_ms)?;
+    let window_start = begun + warmup_time(run)?.as_millis() as i64;
+    (now_ms + PRESTART.as_millis() as i64 <= window_start)
+        .then(|| begun + len.as_millis() as i64 + CHAIN_GAP.as_millis() as i64)
 }
 
 fn next_pending(run: &ValidatedRun, results: &[CellResult]) -> Option<(usize, usize)> {
@@ -480,6 +554,9 @@ pub(crate) mod tests;
 
 #[cfg(test)]
 mod fault_tests;
+
+#[cfg(test)]
+mod chain_tests;
 
 #[cfg(test)]
 mod services_tests;

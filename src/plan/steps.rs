@@ -5,6 +5,7 @@ use std::time::Duration;
 use benchrun_api::validate::{CleanupPolicy, Warmup};
 use benchrun_api::{
     CellResult, ConditionType, CurrentMeasurement, MetricsDue, Outcome, Phase, Reason, Stage,
+    Warning, WarningCode,
 };
 use benchrun_load::LoadResult;
 use jiff::Timestamp;
@@ -332,6 +333,7 @@ impl Planner<'_> {
                         "the load Job did not finish in time".into(),
                     );
                 } else {
+                    self.make_next_ahead(cell, repeat);
                     self.after(Duration::from_secs(10));
                 }
             }
@@ -363,6 +365,84 @@ impl Planner<'_> {
         }
     }
 
+    /// Cells back to back: while this measurement's load warms up, the next measurement on the
+    /// same target configuration gets its load Job, told to begin when this window ends
+    /// ([`super::chained_start`]), so that its pods are up and waiting by then instead of being
+    /// made after this Job has been seen to finish (seconds of Job and pod bookkeeping).
+    fn make_next_ahead(&mut self, cell: usize, repeat: usize) {
+        let c = &self.run.cells[cell];
+        let Some(start_at) = super::chained_start(
+            self.run,
+            c,
+            self.obs.job_start_at_ms,
+            self.obs.load_started_ms,
+            self.now.as_millisecond(),
+        ) else {
+            return;
+        };
+        let Some((next_cell, next_repeat)) =
+            super::following(self.run, &self.status.results, cell, repeat)
+        else {
+            return;
+        };
+        let next = &self.run.cells[next_cell];
+        if !next.same_deployment(c) || super::fixed_load_time(self.run, next).is_none() {
+            return;
+        }
+        let job = names::job_name(&self.obs.run_name, next_cell, next_repeat);
+        // A collection Prometheus could not answer holds every next load (see `hold_load`).
+        if self.obs.jobs.contains(&job) || self.metrics_pending() {
+            return;
+        }
+        let (Some(target), Some(ip)) = (self.obs.target.clone(), self.obs.service_ip.clone())
+        else {
+            return;
+        };
+        if !target.ready {
+            return;
+        }
+        self.actions.push(Action::CreateJob {
+            cell: next_cell,
+            repeat: next_repeat,
+            cluster_ip: ip,
+            restarts_baseline: RestartBaseline {
+                total: target.restarts,
+                by_pod: target
+                    .containers
+                    .iter()
+                    .map(|c| (c.pod.clone(), c.restart_count))
+                    .collect(),
+            },
+            start_at_ms: Some(start_at),
+        });
+        let at = Timestamp::from_millisecond(start_at).unwrap_or(Timestamp::MAX);
+        self.note(
+            false,
+            Reason::LoadStarted,
+            format!(
+                "cell {next_cell} repeat {next_repeat}: load Job {job} made ahead, to begin at {} when the window of cell {cell} repeat {repeat} has ended",
+                at.strftime("%H:%M:%S%.3f")
+            ),
+        );
+    }
+
+    /// The next measurement's load, made ahead, began before this window's last response:
+    /// the end of this window had extra load on the target.
+    fn overlap_warning(&self, cell: usize, repeat: usize, load: &LoadResult) -> Option<Warning> {
+        let (next_cell, next_repeat) =
+            super::following(self.run, &self.status.results, cell, repeat)?;
+        let job = names::job_name(&self.obs.run_name, next_cell, next_repeat);
+        let next_start = *self.obs.job_starts.get(&job)?;
+        let end = i64::try_from(load.window_end_ms).unwrap_or(i64::MAX);
+        (end > next_start).then(|| Warning {
+            code: WarningCode::LoadOverlap,
+            message: format!(
+                "the load of cell {next_cell} repeat {next_repeat}, made ahead to begin when this window ended, began {} ms before this window's last response: measure again",
+                end - next_start
+            ),
+        })
+    }
+
     /// The load of a measurement is over: its result is recorded now with the load figures,
     /// and its CPU and memory are due once Prometheus has scraped the samples after its window
     /// (`metricsDue`, read by [`Planner::collect_pending`] while the next measurement runs).
@@ -381,15 +461,24 @@ impl Planner<'_> {
             Some(detail),
         );
         results::clear_metrics_warning(&mut result);
+        result
+            .warnings
+            .extend(self.overlap_warning(cell, repeat, load));
         result.baseline = self
             .run
             .baseline
             .as_ref()
             .map(|plan| baseline::judge(plan, self.obs.baseline.as_ref(), load, &result));
         let at = Timestamp::from_millisecond(scrape_ready_at(load)).unwrap_or(Timestamp::MAX);
+        // Memory "before the load" is read at the last sample before it began: the agreed
+        // start when there was one (a Job made ahead was created during the previous window).
+        let began = load
+            .start_at_ms
+            .and_then(|t| Timestamp::from_millisecond(i64::try_from(t).ok()?).ok())
+            .map_or(created, |t| t.max(created));
         result.metrics_due = Some(MetricsDue {
             at: Time(at),
-            load_created: Some(Time(created)),
+            load_created: Some(Time(began)),
         });
         self.note(
             false,

@@ -445,8 +445,9 @@ pub struct MetricsDue {
     /// When the samples after the window have been scraped: the window's end plus one sample
     /// interval (10 s).
     pub at: Time,
-    /// When the measurement's load Job was created: the target's memory is read at the last
-    /// sample before it (`usage.memoryBeforeLoadBytes`).
+    /// When the measurement's load began (its agreed start, else when its load Job was
+    /// created): the target's memory is read at the last sample before it
+    /// (`usage.memoryBeforeLoadBytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_created: Option<Time>,
 }

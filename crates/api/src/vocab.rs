@@ -319,6 +319,9 @@ vocabulary! {
         StaggeredStart = "StaggeredStart",
         /// A backing service ran at its CPU limit.
         ServiceBound = "ServiceBound",
+        /// The next measurement's load, made ahead to begin when this window ends, began
+        /// before this window's last response.
+        LoadOverlap = "LoadOverlap",
     }
 }
 
