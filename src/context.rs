@@ -1,6 +1,7 @@
-//! What every reconcile shares: the operator's settings, its clients and caches, and the
-//! measuring-slot queue. Its own module so that observation ([`crate::observe`]) and the
-//! controller's wiring ([`crate::controller`]) both use it without importing each other.
+//! What every reconcile shares: the operator's settings, its clients and caches, and this
+//! process's measuring-slot grants. Its own module so that observation ([`crate::observe`])
+//! and the controller's wiring ([`crate::controller`]) both use it without importing each
+//! other.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,7 +46,7 @@ pub struct Context {
     pub config: Config,
     /// The controller's cache of runs (for the queue).
     pub store: Store<BenchmarkRun>,
-    /// The measuring-slot queue.
+    /// This process's measuring-slot grants (read by observation, taken by the controller).
     pub slots: Slots,
     /// Metrics.
     pub metrics: Arc<Metrics>,

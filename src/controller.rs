@@ -1,7 +1,8 @@
 //! The kube-runtime wiring: watch BenchmarkRuns and their children, and reconcile each run as
 //! observe ([`crate::observe`]) → plan ([`crate::plan`], pure) → apply (server-side apply,
-//! forced, field manager [`names::MANAGER`], in the planner's order) → status (SSA on the
-//! status subresource, only when it changed) → events.
+//! forced, field manager [`names::MANAGER`], in the planner's order; a measuring-slot grant
+//! is taken in memory, atomically, see [`Slots::take`]) → status (SSA on the status
+//! subresource, only when it changed) → events.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,7 +28,7 @@ use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
 use crate::plan::{self, Action, Decision, Note};
 use crate::prometheus_clients::PrometheusClients;
-use crate::slots::{self, Slots};
+use crate::slots::{self, RunView, Slots};
 use crate::telemetry::Metrics;
 
 /// Runs the controller until a termination signal.
@@ -360,6 +361,7 @@ async fn apply_one(
             )
             .await?;
         }
+        Action::TakeSlot => take_slot(ctx, owner),
         Action::DeleteRun => {
             let api = Api::<BenchmarkRun>::namespaced(c.clone(), ns);
             delete(
@@ -373,6 +375,17 @@ async fn apply_one(
         }
     }
     Ok(false)
+}
+
+/// Grants the run a measuring slot if the slot decision, made again under the queue's lock
+/// against every run as the cache has it now, still says so (see [`Slots::take`]). A refused
+/// take does nothing: the next reconcile observes the run waiting.
+fn take_slot(ctx: &Context, owner: &Owner) {
+    let me = slots::key_of(&owner.namespace, &owner.name);
+    let runs: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
+    if !ctx.slots.take(&me, &runs) {
+        tracing::info!(run = %me, "the measuring slot went to another run meanwhile; waiting");
+    }
 }
 
 /// Deletes this run's target Deployments and Services, except configuration `except`.

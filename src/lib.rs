@@ -12,8 +12,10 @@
 //!   for the operator's lifetime in [`prometheus_clients`];
 //! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
 //! - [`observe`]: reads the run's children, pods, logs and Prometheus into [`observed`] facts;
+//! - [`slots`]: who may measure now (pure), and this process's slot grants, taken when the
+//!   planner's `TakeSlot` is applied;
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status), sharing a
-//!   [`context`] with observation, and the measuring-slot queue in [`slots`];
+//!   [`context`] with observation;
 //! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format;
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 

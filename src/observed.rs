@@ -1,7 +1,9 @@
 //! What the I/O layer observed for one reconcile: the facts the planner decides from.
 //!
 //! Plain data, no client. Gathered by [`crate::observe::observe`] for the run's focus measurement
-//! (see [`crate::plan::focus`]); tests build it by hand.
+//! (see [`crate::plan::focus`]); tests build it by hand. Facts only, never a verdict: even for
+//! the measuring slot it holds what the decision is made from ([`SlotFacts`]: every run in
+//! the controller's cache and this process's grants), and the planner decides.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,21 +12,13 @@ use benchrun_api::TargetUsage;
 use benchrun_load::LoadResult;
 
 use crate::kills::ContainerFacts;
+use crate::slots::SlotFacts;
 
 /// How long after a window ends an unreachable Prometheus is asked for it again, unless the
 /// operator is told otherwise (`--metrics-retry-for`). Prometheus keeps the samples far longer
 /// (the local cluster keeps 12 h); the bound keeps a run from waiting forever for a
 /// Prometheus that is gone.
 pub const DEFAULT_METRICS_RETRY_FOR: Duration = Duration::from_secs(600);
-
-/// Whether this run may measure now.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Slot {
-    /// A measuring slot is held by (or free for) this run.
-    Free,
-    /// Every slot is taken; the holders, as `namespace/name`.
-    HeldBy(Vec<String>),
-}
 
 /// The focus measurement's target Deployment and its pods.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -130,8 +124,9 @@ pub struct Observed {
     pub run_name: String,
     /// `metadata.generation` of the run.
     pub generation: Option<i64>,
-    /// Measuring slot.
-    pub slot: Slot,
+    /// What the measuring-slot decision is made from (the planner decides, see
+    /// [`crate::slots::decide`]).
+    pub slot: SlotFacts,
     /// Config hashes of the target Deployments and Services of this run that exist.
     pub target_configs: Vec<String>,
     /// Names of this run's load Jobs that exist.
@@ -185,7 +180,7 @@ impl Default for Observed {
         Self {
             run_name: String::new(),
             generation: None,
-            slot: Slot::Free,
+            slot: SlotFacts::default(),
             target_configs: Vec::new(),
             jobs: Vec::new(),
             target: None,

@@ -1,9 +1,16 @@
-//! The measuring-slot queue: at most `max` runs measure at once, so that runs do not steal
-//! each other's CPU. Others wait in phase `Queued`, oldest first.
+//! The measuring slots: at most `max` runs measure at once, so that runs do not steal each
+//! other's CPU. Others wait in phase `Queued`, oldest first.
 //!
-//! Holders are derived from observed state every time (runs in phase `Running`, from the
-//! controller's cache) plus grants made by this process that are not yet visible in a status.
-//! A restarted operator therefore knows the holders without any memory of its own.
+//! Who may measure is decided by [`decide`] (pure), from facts alone ([`SlotFacts`]): the
+//! views of every run in the controller's cache and the grants this process made that are not
+//! yet visible in a status. Observation reads those facts, the planner decides from them and,
+//! when the verdict is [`SlotDecision::Grant`], asks for the grant with
+//! [`crate::plan::Action::TakeSlot`]; the controller applies it with [`Slots::take`], which
+//! decides again under the queue's lock against the runs as they are then and grants only if
+//! the verdict is still `Grant`. So two runs planned at once never both get the last slot.
+//!
+//! Holders are derived from observed state every time (runs in phase `Running`) plus this
+//! process's grants, so a restarted operator knows the holders without memory of its own.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -11,8 +18,6 @@ use std::sync::Mutex;
 use benchrun_api::{BenchmarkRun, Phase};
 use jiff::Timestamp;
 use kube::ResourceExt;
-
-use crate::observed::Slot;
 
 /// What the queue needs to know about a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,14 +46,112 @@ impl RunView {
     fn waiting(&self) -> bool {
         !self.deleting && matches!(self.phase, None | Some(Phase::Pending | Phase::Queued))
     }
+
+    /// Still measuring or about to: a grant of this run lives on.
+    fn live(&self) -> bool {
+        !self.deleting && !matches!(self.phase, Some(Phase::Succeeded | Phase::Failed))
+    }
 }
 
 /// `namespace/name` of a run.
 pub fn key(run: &BenchmarkRun) -> String {
-    format!("{}/{}", run.namespace().unwrap_or_default(), run.name_any())
+    key_of(&run.namespace().unwrap_or_default(), &run.name_any())
 }
 
-/// The queue. One per operator process.
+/// `namespace/name` of the run `name` in `namespace`.
+pub fn key_of(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// Holder named while the controller's cache of runs is not ready: before it holds every
+/// run, holders could be missed, so nobody is granted a slot.
+pub const CACHE_NOT_READY: &str = "(operator cache not ready)";
+
+/// The facts a slot decision is made from, as observation read them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SlotFacts {
+    /// Measuring slots (`--max-measuring-runs`, at least one).
+    pub max: usize,
+    /// This run, as `namespace/name`.
+    pub me: String,
+    /// Every run in the controller's cache; `None` when the cache is not ready (or was not
+    /// read: a finished run needs no slot).
+    pub runs: Option<Vec<RunView>>,
+    /// This process's grants not yet visible in a status, as `namespace/name` (a snapshot).
+    pub granted: BTreeSet<String>,
+}
+
+impl SlotFacts {
+    /// The verdict on these facts: [`decide`], or waiting while the cache is not ready.
+    pub fn decision(&self) -> SlotDecision {
+        match &self.runs {
+            Some(runs) => decide(self.max, &self.me, runs, &self.granted),
+            None => SlotDecision::Wait(vec![CACHE_NOT_READY.into()]),
+        }
+    }
+}
+
+/// Whether a run may measure now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotDecision {
+    /// The run holds a slot (granted, or in phase `Running`).
+    Holds,
+    /// A slot is free for the run and no older run waits for it: it is to be granted
+    /// ([`Slots::take`]) before the run starts.
+    Grant,
+    /// Every slot is taken, or older runs come first; the holders (or those older runs), as
+    /// `namespace/name`.
+    Wait(Vec<String>),
+}
+
+/// Who may measure. Holders are the grants in `granted` whose run is still live (in `all`,
+/// not finished, not being deleted) and the runs in phase `Running` not being deleted. A run
+/// that holds, holds; otherwise the oldest waiting runs by (creation time, key) get the free
+/// slots; a run not in `all` yet (just created) lets the older ones go first.
+pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>) -> SlotDecision {
+    let mut holders: BTreeSet<String> = live_grants(all, granted);
+    holders.extend(
+        all.iter()
+            .filter(|r| r.phase == Some(Phase::Running) && !r.deleting)
+            .map(|r| r.key.clone()),
+    );
+    if holders.contains(me) {
+        return SlotDecision::Holds;
+    }
+    if holders.len() >= max {
+        return SlotDecision::Wait(holders.into_iter().collect());
+    }
+    let mut waiting: Vec<&RunView> = all
+        .iter()
+        .filter(|r| r.waiting() && !holders.contains(&r.key))
+        .collect();
+    waiting.sort_by(|a, b| (a.created, &a.key).cmp(&(b.created, &b.key)));
+    let free = max - holders.len();
+    match waiting.iter().position(|r| r.key == me) {
+        Some(pos) if pos < free => SlotDecision::Grant,
+        // Not in the cache yet (just created): let the older ones go first.
+        _ if !holders.is_empty() => SlotDecision::Wait(holders.into_iter().collect()),
+        _ => SlotDecision::Wait(
+            waiting
+                .iter()
+                .take(free)
+                .map(|r| format!("{} (older, queued)", r.key))
+                .collect(),
+        ),
+    }
+}
+
+/// The grants of `granted` that still hold: their run is in `all`, not finished and not
+/// being deleted.
+fn live_grants(all: &[RunView], granted: &BTreeSet<String>) -> BTreeSet<String> {
+    granted
+        .iter()
+        .filter(|k| all.iter().any(|r| &r.key == *k && r.live()))
+        .cloned()
+        .collect()
+}
+
+/// This process's grants. One per operator process.
 #[derive(Debug)]
 pub struct Slots {
     max: usize,
@@ -64,53 +167,32 @@ impl Slots {
         }
     }
 
-    /// Whether `me` may measure now, given every run the operator sees. Grants the slot when it
-    /// is free and no older run waits for it.
-    pub fn acquire(&self, me: &str, all: &[RunView]) -> Slot {
-        let mut granted = self.granted.lock().unwrap_or_else(|e| e.into_inner());
-        decide(self.max, me, all, &mut granted)
+    /// The number of measuring slots.
+    pub fn max(&self) -> usize {
+        self.max
     }
-}
 
-fn decide(max: usize, me: &str, all: &[RunView], granted: &mut BTreeSet<String>) -> Slot {
-    // A grant ends when its run finished, went away or is being deleted.
-    granted.retain(|k| {
-        all.iter().any(|r| {
-            &r.key == k && !r.deleting && !matches!(r.phase, Some(Phase::Succeeded | Phase::Failed))
-        })
-    });
-    let mut holders: BTreeSet<String> = granted.clone();
-    holders.extend(
-        all.iter()
-            .filter(|r| r.phase == Some(Phase::Running) && !r.deleting)
-            .map(|r| r.key.clone()),
-    );
-    if holders.contains(me) {
-        return Slot::Free;
+    /// A snapshot of the grants not yet visible in a status (a fact for observation).
+    pub fn granted(&self) -> BTreeSet<String> {
+        self.lock().clone()
     }
-    if holders.len() >= max {
-        return Slot::HeldBy(holders.into_iter().collect());
-    }
-    let mut waiting: Vec<&RunView> = all
-        .iter()
-        .filter(|r| r.waiting() && !holders.contains(&r.key))
-        .collect();
-    waiting.sort_by(|a, b| (a.created, &a.key).cmp(&(b.created, &b.key)));
-    let free = max - holders.len();
-    match waiting.iter().position(|r| r.key == me) {
-        Some(pos) if pos < free => {
+
+    /// Grants `me` a slot if [`decide`], run again under the lock against `all` (every run as
+    /// the cache has it now) and the grants as they are now, still says
+    /// [`SlotDecision::Grant`]; returns whether it did. Grants whose run finished, went away
+    /// or is being deleted are dropped here.
+    pub fn take(&self, me: &str, all: &[RunView]) -> bool {
+        let mut granted = self.lock();
+        *granted = live_grants(all, &granted);
+        let grant = decide(self.max, me, all, &granted) == SlotDecision::Grant;
+        if grant {
             granted.insert(me.to_string());
-            Slot::Free
         }
-        // Not in the cache yet (just created): let the older ones go first.
-        _ if !holders.is_empty() => Slot::HeldBy(holders.into_iter().collect()),
-        _ => Slot::HeldBy(
-            waiting
-                .iter()
-                .take(free)
-                .map(|r| format!("{} (older, queued)", r.key))
-                .collect(),
-        ),
+        grant
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.granted.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -127,12 +209,29 @@ mod tests {
         }
     }
 
+    /// What a reconcile of `me` decides from the queue's facts now, and, on `Grant`, whether
+    /// applying the take granted it: the planner's verdict followed by the controller's take.
+    fn reconcile(slots: &Slots, me: &str, all: &[RunView]) -> SlotDecision {
+        let decision = decide(slots.max(), me, all, &slots.granted());
+        if decision == SlotDecision::Grant {
+            assert!(slots.take(me, all), "a fresh Grant is taken");
+        }
+        decision
+    }
+
+    fn waits(d: &SlotDecision) -> bool {
+        matches!(d, SlotDecision::Wait(_))
+    }
+
     #[test]
     fn a_running_run_keeps_its_slot_after_an_operator_restart() {
         let slots = Slots::new(1);
         let all = [view("a/x", Some(Phase::Running), 1), view("a/y", None, 0)];
-        assert_eq!(slots.acquire("a/x", &all), Slot::Free);
-        assert_eq!(slots.acquire("a/y", &all), Slot::HeldBy(vec!["a/x".into()]));
+        assert_eq!(reconcile(&slots, "a/x", &all), SlotDecision::Holds);
+        assert_eq!(
+            reconcile(&slots, "a/y", &all),
+            SlotDecision::Wait(vec!["a/x".into()])
+        );
     }
 
     #[test]
@@ -142,12 +241,13 @@ mod tests {
             view("a/new", None, 10),
             view("a/old", Some(Phase::Queued), 5),
         ];
-        assert!(matches!(slots.acquire("a/new", &all), Slot::HeldBy(_)));
-        assert_eq!(slots.acquire("a/old", &all), Slot::Free);
+        assert!(waits(&reconcile(&slots, "a/new", &all)));
+        assert_eq!(reconcile(&slots, "a/old", &all), SlotDecision::Grant);
         // The grant holds before the status says Running.
+        assert_eq!(reconcile(&slots, "a/old", &all), SlotDecision::Holds);
         assert_eq!(
-            slots.acquire("a/new", &all),
-            Slot::HeldBy(vec!["a/old".into()])
+            reconcile(&slots, "a/new", &all),
+            SlotDecision::Wait(vec!["a/old".into()])
         );
     }
 
@@ -155,19 +255,31 @@ mod tests {
     fn a_finished_or_deleted_holder_releases_its_slot() {
         let slots = Slots::new(1);
         let all = [view("a/x", None, 1), view("a/y", None, 2)];
-        assert_eq!(slots.acquire("a/x", &all), Slot::Free);
+        assert_eq!(reconcile(&slots, "a/x", &all), SlotDecision::Grant);
         let all = [
             view("a/x", Some(Phase::Succeeded), 1),
             view("a/y", Some(Phase::Queued), 2),
         ];
-        assert_eq!(slots.acquire("a/y", &all), Slot::Free);
+        assert_eq!(reconcile(&slots, "a/y", &all), SlotDecision::Grant);
+        // The finished run's grant was dropped when a/y's was taken.
+        assert_eq!(slots.granted(), BTreeSet::from(["a/y".to_string()]));
         let slots = Slots::new(1);
         let mut gone = view("a/x", Some(Phase::Running), 1);
         gone.deleting = true;
-        assert_eq!(
-            slots.acquire("a/y", &[gone, view("a/y", None, 2)]),
-            Slot::Free
-        );
+        let all = [gone, view("a/y", None, 2)];
+        assert_eq!(reconcile(&slots, "a/y", &all), SlotDecision::Grant);
+    }
+
+    #[test]
+    fn a_grant_of_a_finished_run_is_no_holder_even_before_it_is_dropped() {
+        let granted = BTreeSet::from(["a/x".to_string()]);
+        let all = [
+            view("a/x", Some(Phase::Failed), 1),
+            view("a/y", Some(Phase::Queued), 2),
+        ];
+        assert_eq!(decide(1, "a/y", &all, &granted), SlotDecision::Grant);
+        // Nor a grant of a run that left the cache.
+        assert_eq!(decide(1, "a/y", &all[1..], &granted), SlotDecision::Grant);
     }
 
     #[test]
@@ -179,14 +291,16 @@ mod tests {
             view("a/x", Some(Phase::Queued), 2),
             view("a/y", None, 3),
         ];
-        assert_eq!(old_leader.acquire("a/x", &all), Slot::Free);
+        assert_eq!(reconcile(&old_leader, "a/x", &all), SlotDecision::Grant);
         // The new leader has no grants of its own: the Running run keeps its slot, the
         // ungranted one gets the free slot again in queue order, the younger one waits.
         let new_leader = Slots::new(2);
-        assert!(matches!(new_leader.acquire("a/y", &all), Slot::HeldBy(_)));
-        assert_eq!(new_leader.acquire("a/r", &all), Slot::Free);
-        assert_eq!(new_leader.acquire("a/x", &all), Slot::Free);
-        assert!(matches!(new_leader.acquire("a/y", &all), Slot::HeldBy(h) if h.len() == 2));
+        assert!(waits(&reconcile(&new_leader, "a/y", &all)));
+        assert_eq!(reconcile(&new_leader, "a/r", &all), SlotDecision::Holds);
+        assert_eq!(reconcile(&new_leader, "a/x", &all), SlotDecision::Grant);
+        assert!(
+            matches!(reconcile(&new_leader, "a/y", &all), SlotDecision::Wait(h) if h.len() == 2)
+        );
     }
 
     #[test]
@@ -197,8 +311,119 @@ mod tests {
             view("a/y", None, 2),
             view("a/z", None, 3),
         ];
-        assert_eq!(slots.acquire("a/x", &all), Slot::Free);
-        assert_eq!(slots.acquire("a/y", &all), Slot::Free);
-        assert!(matches!(slots.acquire("a/z", &all), Slot::HeldBy(h) if h.len() == 2));
+        assert_eq!(reconcile(&slots, "a/x", &all), SlotDecision::Grant);
+        assert_eq!(reconcile(&slots, "a/y", &all), SlotDecision::Grant);
+        assert!(matches!(reconcile(&slots, "a/z", &all), SlotDecision::Wait(h) if h.len() == 2));
+    }
+
+    #[test]
+    fn a_run_not_in_the_cache_yet_waits_for_the_older_ones() {
+        let all = [view("a/old", Some(Phase::Queued), 1)];
+        let none = BTreeSet::new();
+        assert_eq!(
+            decide(1, "a/new", &all, &none),
+            SlotDecision::Wait(vec!["a/old (older, queued)".into()])
+        );
+        let held = BTreeSet::from(["a/old".to_string()]);
+        assert_eq!(
+            decide(1, "a/new", &all, &held),
+            SlotDecision::Wait(vec!["a/old".into()])
+        );
+    }
+
+    #[test]
+    fn without_the_cache_nobody_is_granted_a_slot() {
+        let facts = SlotFacts {
+            max: 1,
+            me: "a/x".into(),
+            runs: None,
+            granted: BTreeSet::new(),
+        };
+        assert_eq!(
+            facts.decision(),
+            SlotDecision::Wait(vec![CACHE_NOT_READY.into()])
+        );
+    }
+
+    /// Two runs created in the same second, `a/y` seen by the cache first: a reconcile of `a/y`
+    /// planned from the cache without `a/x` (both plans say Grant for the one free slot).
+    fn stale_plans() -> (Vec<RunView>, Vec<RunView>) {
+        let before_x = vec![view("a/y", Some(Phase::Queued), 7)];
+        let now = vec![
+            view("a/x", Some(Phase::Queued), 7),
+            view("a/y", Some(Phase::Queued), 7),
+        ];
+        (before_x, now)
+    }
+
+    #[test]
+    fn a_stale_grant_is_refused_when_the_last_slot_was_taken_meanwhile() {
+        let slots = Slots::new(1);
+        let (before_x, now) = stale_plans();
+        let none = slots.granted();
+        assert_eq!(decide(1, "a/y", &before_x, &none), SlotDecision::Grant);
+        assert_eq!(decide(1, "a/x", &now, &none), SlotDecision::Grant);
+        assert!(slots.take("a/x", &now));
+        assert!(!slots.take("a/y", &now), "a/y planned on a stale cache");
+        assert_eq!(slots.granted(), BTreeSet::from(["a/x".to_string()]));
+        // Its next reconcile shows it waiting for the holder.
+        assert_eq!(
+            decide(1, "a/y", &now, &slots.granted()),
+            SlotDecision::Wait(vec!["a/x".into()])
+        );
+        // In the other order, the take of the stale plan is refused for the older run.
+        let slots = Slots::new(1);
+        assert!(!slots.take("a/y", &now));
+        assert!(slots.take("a/x", &now));
+        assert_eq!(slots.granted(), BTreeSet::from(["a/x".to_string()]));
+    }
+
+    #[test]
+    fn two_takes_at_once_never_both_get_the_last_slot() {
+        let (_, now) = stale_plans();
+        for _ in 0..200 {
+            let slots = Slots::new(1);
+            let barrier = std::sync::Barrier::new(2);
+            let taken: Vec<bool> = std::thread::scope(|s| {
+                let takers: Vec<_> = ["a/x", "a/y"]
+                    .into_iter()
+                    .map(|me| {
+                        let (slots, barrier, now) = (&slots, &barrier, &now);
+                        s.spawn(move || {
+                            barrier.wait();
+                            slots.take(me, now)
+                        })
+                    })
+                    .collect();
+                takers.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            assert_eq!(taken, vec![true, false]);
+            assert_eq!(slots.granted(), BTreeSet::from(["a/x".to_string()]));
+        }
+    }
+
+    #[test]
+    fn concurrent_takes_grant_no_more_than_the_slots_oldest_first() {
+        let all: Vec<RunView> = (0..8)
+            .map(|i| view(&format!("a/r{i}"), Some(Phase::Queued), 1))
+            .collect();
+        let slots = Slots::new(3);
+        let won = std::thread::scope(|s| {
+            let takers: Vec<_> = all
+                .iter()
+                .map(|r| {
+                    let (slots, all) = (&slots, &all);
+                    s.spawn(move || slots.take(&r.key, all))
+                })
+                .collect();
+            takers
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .filter(|&won| won)
+                .count()
+        });
+        assert_eq!(won, 3);
+        let oldest: BTreeSet<String> = ["a/r0", "a/r1", "a/r2"].map(String::from).into();
+        assert_eq!(slots.granted(), oldest);
     }
 }

@@ -1,7 +1,8 @@
 //! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap, the
 //! `spec.baseline` run's matching cell once the focus load has ended, and Prometheus for the
-//! measured windows the status says are due ([`plan::collections_due`]). Produces
-//! [`Observed`] for the planner.
+//! measured windows the status says are due ([`plan::collections_due`]), and for the measuring
+//! slot the views of every run in the controller's cache and this process's grants. Only reads
+//! and reports: produces [`Observed`] for the planner, which decides (the slot too).
 
 use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, Coordinates, Stage, ValidatedRun};
 use benchrun_load::LoadResult;
@@ -20,13 +21,13 @@ use crate::error::{Error, Result};
 use crate::kills::{self, ContainerFacts};
 use crate::names::{self, label, role};
 use crate::observed::{
-    Collection, JobObserved, Observed, PendingObserved, SeedObserved, ServiceObserved, Slot,
+    Collection, JobObserved, Observed, PendingObserved, SeedObserved, ServiceObserved,
     TargetObserved,
 };
 use crate::plan;
 use crate::prometheus::{ServiceQuery, UsageQuery};
 use crate::results;
-use crate::slots::{self, RunView};
+use crate::slots::{self, RunView, SlotFacts};
 
 /// Waiting reasons that do not go away by waiting.
 const FATAL: &[&str] = &["InvalidImageName", "ErrImageNeverPull"];
@@ -324,16 +325,21 @@ async fn pending(
     })
 }
 
-async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> Slot {
-    if plan::is_finished(status) {
-        return Slot::Free;
+/// What the slot decision is made from: every run in the controller's cache (once it is
+/// ready: before it holds every run, holders could be missed) and a snapshot of this
+/// process's grants. Not read for a finished run, which needs no slot.
+async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> SlotFacts {
+    let mut facts = SlotFacts {
+        max: ctx.slots.max(),
+        me: slots::key(run),
+        ..SlotFacts::default()
+    };
+    if plan::is_finished(status) || ctx.store.wait_until_ready().await.is_err() {
+        return facts;
     }
-    // Before the cache holds every run, holders could be missed: wait for it.
-    if ctx.store.wait_until_ready().await.is_err() {
-        return Slot::HeldBy(vec!["(operator cache not ready)".into()]);
-    }
-    let all: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
-    ctx.slots.acquire(&slots::key(run), &all)
+    facts.runs = Some(ctx.store.state().iter().map(|r| RunView::of(r)).collect());
+    facts.granted = ctx.slots.granted();
+    facts
 }
 
 /// A Deployment and its pods: readiness, restarts and problems of the containers named

@@ -7,10 +7,11 @@ use std::time::Duration;
 use benchrun_load::LoadResult;
 use proptest::prelude::*;
 
-use super::status_inputs::{float, index, index32, millis, text, usage};
+use super::status_inputs::{float, index, index32, millis, text, timestamp, usage};
 use crate::kills::ContainerFacts;
-use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
+use crate::observed::{Collection, JobObserved, Observed, PendingObserved, TargetObserved};
 use crate::results;
+use crate::slots::{RunView, SlotFacts};
 
 /// A load result of the fixtures' shape with odd windows and counts; its histograms decode
 /// (so several merge) unless `broken`.
@@ -130,13 +131,41 @@ fn pending_observed() -> impl Strategy<Value = PendingObserved> {
     })
 }
 
+/// Any slot facts: a few runs, this one among them or not, in any phase, and any grants.
+fn slot_facts() -> impl Strategy<Value = SlotFacts> {
+    let key = || text(&["team/demo", "team/other", "x/y"]);
+    let view = (
+        key(),
+        prop::option::of(prop::sample::select(benchrun_api::Phase::ALL)),
+        prop::option::of(timestamp()),
+        any::<bool>(),
+    )
+        .prop_map(|(key, phase, created, deleting)| RunView {
+            key,
+            phase,
+            created,
+            deleting,
+        });
+    (
+        0..3usize,
+        prop::option::of(prop::collection::vec(view, 0..4)),
+        prop::collection::btree_set(key(), 0..3),
+    )
+        .prop_map(|(max, runs, granted)| SlotFacts {
+            max,
+            me: "team/demo".into(),
+            runs,
+            granted,
+        })
+}
+
 /// What a reconcile observed, unrelated to the status: any slot, target, Job, detail and
 /// Prometheus answer. [`super`] names some children after the focus measurement so
 /// that the steps past deploying are reached.
 pub fn observed() -> impl Strategy<Value = Observed> {
     let slot = prop_oneof![
-        3 => Just(Slot::Free),
-        1 => prop::collection::vec(".{0,8}", 0..2).prop_map(Slot::HeldBy),
+        3 => Just(crate::plan::tests::holding()),
+        2 => slot_facts(),
     ];
     let baseline = (
         prop::option::of(index32()),

@@ -79,6 +79,7 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
             | Action::DeleteJobs(_)
             | Action::DeleteRun
             | Action::DeleteServices => {}
+            Action::TakeSlot => prop_assert_eq!(d.actions.len(), 1, "{:?}", d.actions),
         }
     }
     Ok(())

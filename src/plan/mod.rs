@@ -15,6 +15,11 @@
 //! load does not disturb them. When Prometheus cannot be reached for a window, the result gets
 //! `metricsPending` and the window is asked for again later (see `plan_metrics.rs`); that
 //! state, too, lives in status alone, so a restarted operator still collects it.
+//!
+//! A run that is not yet `Running` starts only once it holds a measuring slot: the planner
+//! decides from the observed slot facts ([`crate::slots::decide`]); a run the slot is free for
+//! gets only [`Action::TakeSlot`] and an immediate requeue, a run that must wait is `Queued`
+//! naming the holders.
 
 use std::time::Duration;
 
@@ -110,6 +115,12 @@ pub enum Action {
     },
     /// Delete the run itself (its TTL after finishing has passed).
     DeleteRun,
+    /// Grant this run a measuring slot: the slot decision said [`crate::slots::SlotDecision::Grant`]. The
+    /// only action of its reconcile, which requeues at once: nothing that assumes the slot
+    /// happens before the grant is applied. Applied atomically ([`crate::slots::Slots::take`]:
+    /// decided again against the runs as they are then, granted only if still `Grant`); the
+    /// next reconcile observes the grant (the run then holds) or the run waiting.
+    TakeSlot,
 }
 
 /// An event to record on the run.
@@ -557,6 +568,9 @@ mod fault_tests;
 
 #[cfg(test)]
 mod chain_tests;
+
+#[cfg(test)]
+mod slot_tests;
 
 #[cfg(test)]
 mod services_tests;

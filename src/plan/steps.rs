@@ -19,7 +19,8 @@ use crate::baseline;
 use crate::capacity;
 use crate::kills::{self, RestartBaseline};
 use crate::names;
-use crate::observed::{Collection, JobObserved, Slot};
+use crate::observed::{Collection, JobObserved};
+use crate::slots::SlotDecision;
 
 /// How far past a stage's own limit a measurement may go without progress (see
 /// [`Planner::stage_limit`]).
@@ -80,21 +81,17 @@ impl Planner<'_> {
         self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }
 
+    /// Starts the run once it holds a measuring slot: asks for the slot when it is free for
+    /// the run (and does nothing else until the grant is applied), or queues the run.
     pub(super) fn start(&mut self) {
-        if let Slot::HeldBy(holders) = &self.obs.slot {
-            let message = format!(
-                "waiting for a measuring slot, held by {}",
-                holders.join(", ")
-            );
-            if self.status.phase != Some(Phase::Queued) {
-                self.note(false, Reason::Queued, message.clone());
+        match self.obs.slot.decision() {
+            SlotDecision::Holds => {}
+            SlotDecision::Grant => {
+                self.actions.push(Action::TakeSlot);
+                self.after(Duration::ZERO);
+                return;
             }
-            self.status.phase = Some(Phase::Queued);
-            self.accept();
-            self.condition(ConditionType::Running, false, Reason::Queued, message);
-            self.progress();
-            self.after(Duration::from_secs(5));
-            return;
+            SlotDecision::Wait(holders) => return self.queue(&holders),
         }
         self.status.phase = Some(Phase::Running);
         self.status.start_time.get_or_insert(Time(self.now));
@@ -110,6 +107,22 @@ impl Planner<'_> {
         );
         self.progress();
         self.advance();
+    }
+
+    /// Phase `Queued`, waiting for a measuring slot held by `holders`.
+    fn queue(&mut self, holders: &[String]) {
+        let message = format!(
+            "waiting for a measuring slot, held by {}",
+            holders.join(", ")
+        );
+        if self.status.phase != Some(Phase::Queued) {
+            self.note(false, Reason::Queued, message.clone());
+        }
+        self.status.phase = Some(Phase::Queued);
+        self.accept();
+        self.condition(ConditionType::Running, false, Reason::Queued, message);
+        self.progress();
+        self.after(Duration::from_secs(5));
     }
 
     /// `Running=True` with reason `Measuring`.

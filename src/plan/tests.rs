@@ -1,7 +1,8 @@
 use super::*;
 use crate::builders::fixtures::run as validated;
 use crate::kills::{ContainerFacts, RestartBaseline};
-use crate::observed::{Collection, JobObserved, Observed, PendingObserved, Slot, TargetObserved};
+use crate::observed::{Collection, JobObserved, Observed, PendingObserved, TargetObserved};
+use crate::slots::{RunView, SlotFacts};
 use crate::{names, results};
 use benchrun_api::TargetUsage;
 use benchrun_api::{
@@ -26,10 +27,32 @@ pub(crate) fn at(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(T0 + ms).unwrap()
 }
 
+/// The view of run `key` (created `created_s` seconds after the epoch) in the cache.
+pub(crate) fn run_view(key: &str, phase: Option<Phase>, created_s: i64) -> RunView {
+    RunView {
+        key: key.into(),
+        phase,
+        created: Some(Timestamp::from_second(created_s).unwrap()),
+        deleting: false,
+    }
+}
+
+/// The slot facts of `team/demo` once it was granted the one measuring slot.
+pub(crate) fn holding() -> SlotFacts {
+    SlotFacts {
+        max: 1,
+        me: "team/demo".into(),
+        runs: Some(vec![run_view("team/demo", None, 1)]),
+        granted: ["team/demo".to_string()].into(),
+    }
+}
+
+/// An observation of run `demo` (`team/demo`), which holds the measuring slot.
 pub(crate) fn obs() -> Observed {
     Observed {
         run_name: "demo".into(),
         generation: Some(1),
+        slot: holding(),
         ..Observed::default()
     }
 }
@@ -84,7 +107,7 @@ pub(crate) fn cond(s: &BenchmarkRunStatus, t: ConditionType) -> &Condition {
 }
 
 #[test]
-fn new_run_with_a_free_slot_starts_deploying_the_first_cell() {
+fn new_run_holding_its_slot_starts_deploying_the_first_cell() {
     let run = validated(SPEC);
     let d = plan(&run, &BenchmarkRunStatus::default(), &obs(), at(0));
     assert_eq!(d.status.phase, Some(Phase::Running));
@@ -135,7 +158,14 @@ fn a_duration_under_twenty_seconds_is_warned_about_once_when_the_run_starts() {
 fn new_run_without_a_slot_is_queued_naming_the_holder() {
     let run = validated(SPEC);
     let o = Observed {
-        slot: Slot::HeldBy(vec!["team/other".into()]),
+        slot: SlotFacts {
+            runs: Some(vec![
+                run_view("team/other", Some(Phase::Running), 0),
+                run_view("team/demo", None, 1),
+            ]),
+            granted: Default::default(),
+            ..holding()
+        },
         ..obs()
     };
     let d = plan(&run, &BenchmarkRunStatus::default(), &o, at(0));

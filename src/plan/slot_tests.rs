@@ -1,0 +1,185 @@
+//! The measuring slot in the planner: a run the slot is free for asks for it and does
+//! nothing else, a run that holds it starts, a run that must wait is queued naming the
+//! holders.
+
+use super::tests::{at, cond, holding, obs, run_view, SPEC};
+use super::*;
+use crate::builders::fixtures::run as validated;
+use crate::slots::{SlotFacts, Slots, CACHE_NOT_READY};
+use benchrun_api::{ConditionType, Phase, Reason};
+
+/// `team/demo` waiting, nobody holding: the one slot is free for it.
+fn free() -> SlotFacts {
+    SlotFacts {
+        granted: Default::default(),
+        ..holding()
+    }
+}
+
+fn with_slot(slot: SlotFacts) -> Observed {
+    Observed { slot, ..obs() }
+}
+
+#[test]
+fn a_free_slot_is_only_asked_for_and_the_run_looks_again_at_once() {
+    let run = validated(SPEC);
+    let status = BenchmarkRunStatus::default();
+    let d = plan(&run, &status, &with_slot(free()), at(0));
+    assert_eq!(d.actions, vec![Action::TakeSlot]);
+    assert_eq!(d.requeue, Some(Duration::ZERO));
+    assert!(d.notes.is_empty(), "{:?}", d.notes);
+    // Nothing that assumes the slot: not Running, no measurement, no start time.
+    assert_eq!(d.status.phase, None);
+    assert!(d.status.current.is_none() && d.status.start_time.is_none());
+    // A queued run stays queued until the grant is observed.
+    let queued = BenchmarkRunStatus {
+        phase: Some(Phase::Queued),
+        ..BenchmarkRunStatus::default()
+    };
+    let d = plan(&run, &queued, &with_slot(free()), at(0));
+    assert_eq!(d.actions, vec![Action::TakeSlot]);
+    assert_eq!(d.status.phase, Some(Phase::Queued));
+}
+
+#[test]
+fn a_granted_slot_is_observed_next_time_and_the_run_starts() {
+    let run = validated(SPEC);
+    let status = BenchmarkRunStatus::default();
+    let slots = Slots::new(1);
+    let facts = free();
+    let d = plan(&run, &status, &with_slot(facts.clone()), at(0));
+    assert_eq!(d.actions, vec![Action::TakeSlot]);
+    // What the controller does with the action, against the same cache.
+    assert!(slots.take(&facts.me, facts.runs.as_deref().unwrap()));
+    let next = SlotFacts {
+        granted: slots.granted(),
+        ..facts
+    };
+    let d = plan(&run, &d.status, &with_slot(next), at(10));
+    assert_eq!(d.status.phase, Some(Phase::Running));
+    assert!(!d.actions.contains(&Action::TakeSlot));
+    let current = d.status.current.clone().expect("on the first measurement");
+    assert_eq!(
+        (current.cell, current.stage),
+        (0, benchrun_api::Stage::Deploying)
+    );
+    assert!(d.notes.iter().any(|n| n.reason == Reason::Started));
+}
+
+#[test]
+fn a_refused_take_shows_the_run_waiting_for_the_holder_next_time() {
+    let run = validated(SPEC);
+    // Planned Grant on a cache without the older team/other, which took the last slot
+    // before the take was applied.
+    let slots = Slots::new(1);
+    let runs = vec![
+        run_view("team/other", Some(Phase::Queued), 0),
+        run_view("team/demo", Some(Phase::Queued), 1),
+    ];
+    assert!(slots.take("team/other", &runs));
+    assert!(!slots.take("team/demo", &runs));
+    let next = SlotFacts {
+        runs: Some(runs),
+        granted: slots.granted(),
+        ..holding()
+    };
+    let d = plan(
+        &run,
+        &BenchmarkRunStatus::default(),
+        &with_slot(next),
+        at(0),
+    );
+    assert_eq!(d.status.phase, Some(Phase::Queued));
+    assert!(d.actions.is_empty());
+    assert_eq!(
+        cond(&d.status, ConditionType::Running).message,
+        "waiting for a measuring slot, held by team/other"
+    );
+}
+
+#[test]
+fn waiting_names_every_holder_and_older_queued_runs() {
+    let run = validated(SPEC);
+    let two_holders = SlotFacts {
+        max: 2,
+        runs: Some(vec![
+            run_view("team/a", Some(Phase::Running), 0),
+            run_view("team/demo", None, 1),
+        ]),
+        granted: ["team/b".to_string()].into(),
+        ..holding()
+    };
+    // team/b's grant is gone with it (not in the cache): one holder, one free slot.
+    let d = plan(
+        &run,
+        &BenchmarkRunStatus::default(),
+        &with_slot(two_holders.clone()),
+        at(0),
+    );
+    assert_eq!(d.actions, vec![Action::TakeSlot]);
+    let mut runs = two_holders.runs.clone().unwrap();
+    runs.push(run_view("team/b", Some(Phase::Queued), 0));
+    let d = plan(
+        &run,
+        &BenchmarkRunStatus::default(),
+        &with_slot(SlotFacts {
+            runs: Some(runs),
+            ..two_holders
+        }),
+        at(0),
+    );
+    assert_eq!(d.status.phase, Some(Phase::Queued));
+    assert!(d.actions.is_empty());
+    let message = &cond(&d.status, ConditionType::Running).message;
+    assert_eq!(
+        message,
+        "waiting for a measuring slot, held by team/a, team/b"
+    );
+    assert_eq!(d.notes[0].reason, Reason::Queued);
+    assert_eq!(d.requeue, Some(Duration::from_secs(5)));
+    // Not in the cache yet, nobody holding: the older queued run goes first.
+    let not_cached = SlotFacts {
+        runs: Some(vec![run_view("team/old", Some(Phase::Queued), 0)]),
+        granted: Default::default(),
+        ..holding()
+    };
+    let d = plan(
+        &run,
+        &BenchmarkRunStatus::default(),
+        &with_slot(not_cached),
+        at(0),
+    );
+    assert!(cond(&d.status, ConditionType::Running)
+        .message
+        .ends_with("held by team/old (older, queued)"));
+}
+
+#[test]
+fn without_the_operator_cache_the_run_waits() {
+    let run = validated(SPEC);
+    let unknown = SlotFacts {
+        runs: None,
+        ..holding()
+    };
+    let d = plan(
+        &run,
+        &BenchmarkRunStatus::default(),
+        &with_slot(unknown),
+        at(0),
+    );
+    assert_eq!(d.status.phase, Some(Phase::Queued));
+    assert!(d.actions.is_empty());
+    assert!(cond(&d.status, ConditionType::Running)
+        .message
+        .contains(CACHE_NOT_READY));
+}
+
+#[test]
+fn a_running_run_is_not_asked_about_the_slot() {
+    // Its phase makes it a holder; a reconcile of it goes on with the measurement.
+    let run = validated(SPEC);
+    let status = super::tests::running(0, 0, benchrun_api::Stage::Deploying, 0);
+    let d = plan(&run, &status, &with_slot(free()), at(1000));
+    assert!(!d.actions.contains(&Action::TakeSlot));
+    assert_eq!(d.status.phase, Some(Phase::Running));
+}
