@@ -12,10 +12,11 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -47,6 +48,12 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         }
     }
     let owned = watcher::Config::default().labels(names::MANAGED_SELECTOR);
+    let load_pods = watcher::Config::default().labels(&format!(
+        "{},{}={}",
+        names::MANAGED_SELECTOR,
+        label::ROLE,
+        role::LOAD
+    ));
     let controller = Controller::new(runs, watcher::Config::default());
     let store = controller.store();
     let reporter = Reporter {
@@ -84,6 +91,12 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         .owns(children::<Service>(&client, ns), owned.clone())
         .owns(children::<Job>(&client, ns), owned.clone())
         .owns(children::<ConfigMap>(&client, ns), owned)
+        // A load pod that ended wakes its run at once: the Job controller marks the Job
+        // complete up to a second later (it batches its syncs).
+        .watches(children::<Pod>(&client, ns), load_pods, |pod: Pod| {
+            let run = pod.annotations().get(names::RUN_NAME)?.clone();
+            Some(ObjectRef::new(&run).within(&pod.namespace()?))
+        })
         .shutdown_on_signal()
         .run(reconcile, error_policy, ctx)
         .for_each(|res| async move {

@@ -72,6 +72,10 @@ pub const RESTARTS_BASELINE: &str = "benchrun.dev/restarts-baseline";
 /// Annotation on a load Job: each target pod's container restarts when the Job was created,
 /// as `pod=count` pairs joined by `,` (see [`crate::kills`]).
 pub const RESTARTS_BASELINE_PODS: &str = "benchrun.dev/restarts-baseline-pods";
+/// Annotation on a load pod: the name of its run (labels may hold only a shortened form), so
+/// that a pod's change wakes its run's reconcile.
+pub const RUN_NAME: &str = "benchrun.dev/run-name";
+
 /// Annotation on a load Job: the agreed start of its pods (`--start-at`, Unix milliseconds),
 /// from which the planner knows when its window ends and the next load may begin.
 pub const START_AT: &str = "benchrun.dev/start-at";

@@ -259,6 +259,10 @@ pub fn build_load_job(
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels.clone()),
+                    annotations: Some(std::collections::BTreeMap::from([(
+                        names::RUN_NAME.to_string(),
+                        owner.name.clone(),
+                    )])),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(PodSpec {
@@ -399,9 +403,22 @@ mod tests {
             0,
             &settings(),
         );
+        let pod_notes = job
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .metadata
+            .clone()
+            .unwrap();
         let notes = job.metadata.annotations.unwrap();
         assert_eq!(notes[names::RESTARTS_BASELINE], "3");
         assert_eq!(notes[names::RESTARTS_BASELINE_PODS], "web-a=1,web-b=2");
+        // The pods name their run in full, for the watch that wakes it when they end.
+        assert_eq!(
+            pod_notes.annotations.unwrap()[names::RUN_NAME],
+            owner().name
+        );
     }
 
     #[test]

@@ -733,7 +733,16 @@ async fn job_state(
         let reason = job_failure(c, pods, api, LOAD_CONTAINER, 2).await;
         return JobObserved::Failed(reason);
     }
-    if is("Complete").is_none() {
+    // Every indexed pod succeeded: the Job is complete, whether or not the Job controller
+    // has said so yet.
+    let succeeded = |i: usize| {
+        pods.iter().any(|p| {
+            completion_index(p) == Some(i)
+                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+        })
+    };
+    let all_succeeded = (0..load_pods.max(1) as usize).all(succeeded);
+    if is("Complete").is_none() && !all_succeeded {
         return JobObserved::Running;
     }
     if have_detail {

@@ -9,7 +9,10 @@
 //! the last one stopped without losing or repeating a measurement.
 //!
 //! Cells run back to back: once a load Job has succeeded, the measurement's result is recorded
-//! with its load figures and `metricsDue`, and the next measurement starts at once. The
+//! with its load figures and `metricsDue`, and the next measurement starts at once. When the
+//! window's end is fixed in advance, the next measurement's load Job on the same target is made
+//! during the current warm-up and told to begin when this window ends ([`chained_start`]), so
+//! the next measurement finds its Job made and its pod waiting. The
 //! window's CPU and memory are read from Prometheus while the next one runs, once the samples
 //! after it have been scraped ([`SCRAPE_SETTLE`]); the queries name their window, so the next
 //! load does not disturb them. When Prometheus cannot be reached for a window, the result gets
