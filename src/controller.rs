@@ -305,10 +305,15 @@ async fn apply_one(
     let ns = &owner.namespace;
     let c = &ctx.client;
     match action {
-        Action::ApplyTarget { cell, services } => {
+        Action::ApplyTarget {
+            cell,
+            services,
+            node_selector,
+        } => {
             let cell = &v.cells[*cell];
             let pull = &ctx.config.image_pull_policy;
-            let d = builders::build_target_deployment(owner, v, cell, services, pull);
+            let d =
+                builders::build_target_deployment(owner, v, cell, services, node_selector, pull);
             ssa(
                 &Api::<Deployment>::namespaced(c.clone(), ns),
                 &d,
@@ -345,6 +350,7 @@ async fn apply_one(
             cluster_ip,
             restarts_baseline,
             start_at_ms,
+            node_selector,
         } => {
             let job = builders::build_load_job(
                 owner,
@@ -355,6 +361,7 @@ async fn apply_one(
                 restarts_baseline,
                 *start_at_ms,
                 jiff::Timestamp::now().as_millisecond(),
+                node_selector,
                 &ctx.config.load,
             );
             ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;

@@ -70,6 +70,16 @@ pub struct ServiceObserved {
     pub seed: SeedObserved,
 }
 
+/// Which roles some node of the cluster has by its label `benchrun.dev/role`
+/// ([`crate::plan::placement::NODE_ROLE`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeRoles {
+    /// Some node is labelled `benchrun.dev/role=target`.
+    pub target: bool,
+    /// Some node is labelled `benchrun.dev/role=load`.
+    pub load: bool,
+}
+
 /// The focus measurement's load Job.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobObserved {
@@ -157,6 +167,8 @@ pub struct Observed {
     pub load_started_ms: Option<i64>,
     /// The agreed start recorded on each of this run's load Jobs that has one, by Job name.
     pub job_starts: BTreeMap<String, i64>,
+    /// The node roles the cluster has (none when nodes cannot be listed).
+    pub node_roles: NodeRoles,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window, for a run an older operator left in stage
@@ -195,6 +207,7 @@ impl Default for Observed {
             job_start_at_ms: None,
             load_started_ms: None,
             job_starts: BTreeMap::new(),
+            node_roles: NodeRoles::default(),
             detail: None,
             usage: None,
             baseline: None,

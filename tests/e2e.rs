@@ -1392,3 +1392,134 @@ async fn header_with_crlf_is_rejected_at_admission_naming_the_field() {
     .await;
     cluster.finish(&ns, outcome).await;
 }
+
+/// Restores a node's `benchrun.dev/role` label as it was, also when the test fails.
+struct NodeRole {
+    node: String,
+    before: Option<String>,
+}
+
+impl NodeRole {
+    fn set(cluster: &Cluster, node: &str, role: &str) -> Self {
+        let before = cluster.kubectl(&[
+            "get",
+            "node",
+            node,
+            "-o",
+            "jsonpath={.metadata.labels.benchrun\\.dev/role}",
+        ]);
+        let before = Some(before.trim().to_string()).filter(|s| !s.is_empty());
+        let label = format!("benchrun.dev/role={role}");
+        cluster.kubectl(&["label", "node", node, &label, "--overwrite"]);
+        NodeRole {
+            node: node.to_string(),
+            before,
+        }
+    }
+}
+
+impl Drop for NodeRole {
+    fn drop(&mut self) {
+        let label = match &self.before {
+            Some(v) => format!("benchrun.dev/role={v}"),
+            None => "benchrun.dev/role-".to_string(),
+        };
+        let _ = std::process::Command::new("kubectl")
+            .args(["label", "node", &self.node, &label, "--overwrite"])
+            .output();
+    }
+}
+
+/// Placement by node role: with a node labelled `benchrun.dev/role=load`, the load pods are
+/// required on it (the Job's pods carry the selector) and land there; a run that forces
+/// target and load onto one node with its own selectors gets `SameNode` on every cell. On the
+/// one-node cluster the test lends the node the load role for its duration.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn load_pods_go_to_load_nodes_and_one_forced_node_is_same_node() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-placement").await;
+    let nodes = cluster.kubectl(&["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]);
+    let node = nodes.split_whitespace().next().expect("a node").to_string();
+    let outcome = async {
+        let lent = NodeRole::set(&cluster, &node, "load");
+        let placed = demo_run("placed", "{}", "").replace("duration: 20s", "duration: 5s");
+        cluster.apply_run(&ns, &placed).await?;
+        // The Job is made once the target is ready: look for its pod template's selector.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let selector = loop {
+            let s = cluster.kubectl(&[
+                "get",
+                "jobs",
+                "-n",
+                &ns,
+                "-o",
+                "jsonpath={.items[0].spec.template.spec.nodeSelector}",
+            ]);
+            if s.contains("benchrun.dev/role") || std::time::Instant::now() > deadline {
+                break s;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        println!("load Job nodeSelector: {selector}");
+        anyhow::ensure!(
+            selector.contains("\"benchrun.dev/role\":\"load\""),
+            "the load Job does not select the load node: {selector:?}"
+        );
+        let targets = cluster.kubectl(&[
+            "get",
+            "deployments",
+            "-n",
+            &ns,
+            "-o",
+            "jsonpath={.items[*].spec.template.spec.nodeSelector}",
+        ]);
+        anyhow::ensure!(
+            !targets.contains("benchrun.dev/role"),
+            "no node has the target role, yet the target selects one: {targets:?}"
+        );
+        let run = cluster
+            .wait_finished(&ns, "placed", Duration::from_secs(300))
+            .await?;
+        let status = run.status.unwrap_or_default();
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        for r in &status.results {
+            println!("cell {}: load on {:?}, target on {:?}", r.cell, r.load_nodes, r.target_nodes);
+            anyhow::ensure!(r.load_nodes == vec![node.clone()], "{:?}", r.load_nodes);
+        }
+        drop(lent);
+        // Both forced onto the one node by the run's own selectors.
+        let forced = demo_run(
+            "forced",
+            "{}",
+            "",
+        )
+        .replace("duration: 20s", "duration: 5s")
+        .replace(
+            "readinessPath: /healthz}",
+            &format!("readinessPath: /healthz, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"),
+        )
+        .replace(
+            "resources: {cpu: 500m, memory: 64Mi}}",
+            &format!("resources: {{cpu: 500m, memory: 64Mi}}, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"),
+        );
+        cluster.apply_run(&ns, &forced).await?;
+        let run = cluster
+            .wait_finished(&ns, "forced", Duration::from_secs(300))
+            .await?;
+        let status = run.status.unwrap_or_default();
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        for r in &status.results {
+            println!("forced cell {}: warnings {:?}", r.cell, r.warnings);
+            anyhow::ensure!(
+                r.warnings.iter().any(|w| w.code.as_str() == "SameNode"),
+                "cell {} forced onto {node} has no SameNode: {:?}",
+                r.cell,
+                r.warnings
+            );
+        }
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}

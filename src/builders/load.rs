@@ -1,5 +1,7 @@
 //! The load Job of one measurement: `load_pods` indexed pods running `benchrun-load`.
 
+use std::collections::BTreeMap;
+
 use benchrun_api::units::format_duration;
 use benchrun_api::validate::PodSecurity;
 use benchrun_api::validate::{Limit, Warmup};
@@ -187,7 +189,8 @@ fn anti_affinity(
 /// operator restart. Its deadline is the expected warm-up plus load time plus
 /// `timeouts.loadGrace`, plus the wait until `start_at_ms` (at least [`crate::plan::START_LEAD`])
 /// when its pods are told when to begin; that agreed start is kept in an annotation too.
-/// `now_ms` is the time of creation. Load pods prefer nodes without target pods and without
+/// `now_ms` is the time of creation. Load pods run on nodes matching `node_selector` (the
+/// planner's [`crate::plan::placement`]) and prefer nodes without target pods and without
 /// each other.
 #[allow(clippy::too_many_arguments)] // what one measurement's Job is made of
 pub fn build_load_job(
@@ -199,6 +202,7 @@ pub fn build_load_job(
     restarts_baseline: &RestartBaseline,
     start_at_ms: Option<i64>,
     now_ms: i64,
+    node_selector: &BTreeMap<String, String>,
     settings: &LoadSettings,
 ) -> Job {
     let name = names::job_name(&owner.name, cell.index, repeat);
@@ -271,6 +275,7 @@ pub fn build_load_job(
                     automount_service_account_token: Some(false),
                     security_context: Some(load_pod_security()),
                     termination_grace_period_seconds: Some(5),
+                    node_selector: (!node_selector.is_empty()).then(|| node_selector.clone()),
                     affinity: Some(Affinity {
                         pod_anti_affinity: Some(PodAntiAffinity {
                             preferred_during_scheduling_ignored_during_execution: Some(vec![
@@ -314,6 +319,7 @@ mod tests {
             &baseline,
             None,
             0,
+            &Default::default(),
             &settings(),
         )
     }
@@ -401,6 +407,7 @@ mod tests {
             &baseline,
             None,
             0,
+            &Default::default(),
             &settings(),
         );
         let pod_notes = job
@@ -418,6 +425,32 @@ mod tests {
         assert_eq!(
             pod_notes.annotations.unwrap()[names::RUN_NAME],
             owner().name
+        );
+    }
+
+    #[test]
+    fn load_pods_run_where_the_planner_places_them_and_still_avoid_targets() {
+        let run = validated(DEMO);
+        let on = BTreeMap::from([("benchrun.dev/role".to_string(), "load".to_string())]);
+        let job = build_load_job(
+            &owner(),
+            &run,
+            &run.cells[0],
+            0,
+            "1.2.3.4",
+            &RestartBaseline::default(),
+            None,
+            0,
+            &on,
+            &settings(),
+        );
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        assert_eq!(pod.node_selector, Some(on));
+        assert!(pod.affinity.unwrap().pod_anti_affinity.is_some());
+        let anywhere = job_of(&run, 0, 0, "1.2.3.4");
+        assert_eq!(
+            anywhere.spec.unwrap().template.spec.unwrap().node_selector,
+            None
         );
     }
 
@@ -548,6 +581,7 @@ mod tests {
                 &baseline,
                 start,
                 1_700_000_000_000,
+                &Default::default(),
                 &settings(),
             )
         };

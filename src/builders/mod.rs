@@ -172,7 +172,14 @@ mod name_tests {
                 run.targets[0].name = target.into();
                 let what = format!("run {run_name:?} target {target:?}");
                 for cell in &run.cells {
-                    let d = build_target_deployment(&owner, &run, cell, &[], "Never");
+                    let d = build_target_deployment(
+                        &owner,
+                        &run,
+                        cell,
+                        &[],
+                        &Default::default(),
+                        "Never",
+                    );
                     let name = d.metadata.name.clone().unwrap();
                     // The ReplicaSet is named `<deployment>-<hash>` and must be a subdomain.
                     assert!(
@@ -200,6 +207,7 @@ mod name_tests {
                             &crate::kills::RestartBaseline::default(),
                             Some(1_700_000_000_000),
                             1_700_000_000_000,
+                            &Default::default(),
                             &settings,
                         );
                         let name = j.metadata.name.clone().unwrap();
@@ -249,9 +257,20 @@ mod plan_only_tests {
         for cell in &run.cells {
             let both = |r: &ValidatedRun| {
                 (
-                    build_target_deployment(&o, r, cell, &[], "Never"),
+                    build_target_deployment(&o, r, cell, &[], &Default::default(), "Never"),
                     build_target_service(&o, r, cell),
-                    build_load_job(&o, r, cell, 1, "10.0.0.1", &baseline, None, 0, &settings),
+                    build_load_job(
+                        &o,
+                        r,
+                        cell,
+                        1,
+                        "10.0.0.1",
+                        &baseline,
+                        None,
+                        0,
+                        &Default::default(),
+                        &settings,
+                    ),
                 )
             };
             assert_eq!(both(&run), both(&blind), "cell {}", cell.index);

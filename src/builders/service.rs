@@ -254,6 +254,7 @@ mod tests {
             &run,
             &run.cells[0],
             &addresses(),
+            &Default::default(),
             "Never",
         );
         let c = &d.spec.unwrap().template.spec.unwrap().containers[0];

@@ -71,12 +71,14 @@ pub(crate) fn env_with_addresses(
 /// readiness probe, replaced whole (strategy `Recreate`) so that two configurations never run
 /// side by side. Its pods follow the target's Pod Security Standard (see [`security`]) and
 /// mount no service-account token unless the target names a service account. `services`
-/// are the addresses of the run's backing services, given to the container as variables.
+/// are the addresses of the run's backing services, given to the container as variables;
+/// `node_selector` is where its pods must run (the planner's [`crate::plan::placement`]).
 pub fn build_target_deployment(
     owner: &Owner,
     run: &ValidatedRun,
     cell: &Cell,
     services: &[ServiceAddress],
+    node_selector: &BTreeMap<String, String>,
     default_pull_policy: &str,
 ) -> Deployment {
     let target = &run.targets[cell.target];
@@ -116,7 +118,7 @@ pub fn build_target_deployment(
     };
     let pod = PodSpec {
         containers: vec![container],
-        node_selector: (!target.node_selector.is_empty()).then(|| target.node_selector.clone()),
+        node_selector: (!node_selector.is_empty()).then(|| node_selector.clone()),
         tolerations: (!target.tolerations.is_empty()).then(|| target.tolerations.clone()),
         service_account_name: target.service_account_name.clone(),
         // The target gets API credentials only from a service account it names.
@@ -210,7 +212,14 @@ mod tests {
     fn deployment_carries_the_cells_resources_replicas_and_owner() {
         let run = validated(DEMO);
         let cell = &run.cells[0];
-        let d = build_target_deployment(&owner(), &run, cell, &[], "IfNotPresent");
+        let d = build_target_deployment(
+            &owner(),
+            &run,
+            cell,
+            &[],
+            &Default::default(),
+            "IfNotPresent",
+        );
         let name = d.metadata.name.clone().unwrap();
         assert!(name.starts_with("demo-web-"), "{name}");
         assert_eq!(d.metadata.namespace.as_deref(), Some("bench"));
@@ -235,7 +244,14 @@ mod tests {
 
     fn pod_of(spec: &str) -> PodSpec {
         let run = validated(spec);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "IfNotPresent");
+        let d = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[0],
+            &[],
+            &Default::default(),
+            "IfNotPresent",
+        );
         d.spec.unwrap().template.spec.unwrap()
     }
 
@@ -284,7 +300,14 @@ mod tests {
     #[test]
     fn readiness_uses_http_with_a_path_and_tcp_without() {
         let run1 = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run1, &run1.cells[0], &[], "IfNotPresent");
+        let d = build_target_deployment(
+            &owner(),
+            &run1,
+            &run1.cells[0],
+            &[],
+            &Default::default(),
+            "IfNotPresent",
+        );
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -294,7 +317,14 @@ mod tests {
         assert_eq!(probe.period_seconds, Some(2));
 
         let run2 = validated(&DEMO.replace("    readinessPath: /healthz\n", ""));
-        let d = build_target_deployment(&owner(), &run2, &run2.cells[0], &[], "IfNotPresent");
+        let d = build_target_deployment(
+            &owner(),
+            &run2,
+            &run2.cells[0],
+            &[],
+            &Default::default(),
+            "IfNotPresent",
+        );
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -306,7 +336,14 @@ mod tests {
     #[test]
     fn selector_and_pod_labels_name_the_configuration() {
         let run = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
+        let d = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[0],
+            &[],
+            &Default::default(),
+            "Never",
+        );
         let spec = d.spec.unwrap();
         let sel = spec.selector.match_labels.unwrap();
         assert_eq!(sel[names::label::ROLE], "target");
@@ -317,9 +354,30 @@ mod tests {
     #[test]
     fn cells_differing_only_in_load_share_one_deployment_name() {
         let run = validated(DEMO);
-        let a = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
-        let b = build_target_deployment(&owner(), &run, &run.cells[1], &[], "Never");
-        let c = build_target_deployment(&owner(), &run, &run.cells[2], &[], "Never");
+        let a = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[0],
+            &[],
+            &Default::default(),
+            "Never",
+        );
+        let b = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[1],
+            &[],
+            &Default::default(),
+            "Never",
+        );
+        let c = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[2],
+            &[],
+            &Default::default(),
+            "Never",
+        );
         assert_eq!(a.metadata.name, b.metadata.name);
         assert_ne!(a.metadata.name, c.metadata.name);
     }
@@ -327,7 +385,14 @@ mod tests {
     #[test]
     fn service_selects_the_deployments_pods_on_the_target_port() {
         let run = validated(DEMO);
-        let d = build_target_deployment(&owner(), &run, &run.cells[0], &[], "Never");
+        let d = build_target_deployment(
+            &owner(),
+            &run,
+            &run.cells[0],
+            &[],
+            &Default::default(),
+            "Never",
+        );
         let s = build_target_service(&owner(), &run, &run.cells[0]);
         assert_eq!(s.metadata.name, d.metadata.name);
         let spec = s.spec.unwrap();

@@ -21,10 +21,10 @@ use crate::error::{Error, Result};
 use crate::kills::{self, ContainerFacts};
 use crate::names::{self, label, role};
 use crate::observed::{
-    Collection, JobObserved, Observed, PendingObserved, SeedObserved, ServiceObserved,
+    Collection, JobObserved, NodeRoles, Observed, PendingObserved, SeedObserved, ServiceObserved,
     TargetObserved,
 };
-use crate::plan;
+use crate::plan::{self, placement};
 use crate::prometheus::{ServiceQuery, UsageQuery};
 use crate::results;
 use crate::slots::{self, RunView, SlotFacts};
@@ -126,6 +126,7 @@ pub async fn observe(
     if let Some(backing) = &backing {
         o.services = services_state(ctx, owner, v, backing).await?;
     }
+    o.node_roles = node_roles(ctx).await;
     o.metrics_retry_for = ctx.config.metrics_retry_for;
     for due in plan::collections_due(status, now) {
         o.pending.push(pending(ctx, v, owner, &due).await?);
@@ -681,6 +682,33 @@ fn completion_index(p: &Pod) -> Option<usize> {
         .get("batch.kubernetes.io/job-completion-index")?
         .parse()
         .ok()
+}
+
+/// Which roles (`benchrun.dev/role=target|load`) the cluster's nodes have. Nodes that cannot
+/// be listed (a namespaced install has no such permission) count as having none.
+async fn node_roles(ctx: &Context) -> NodeRoles {
+    let params = ListParams::default().labels(placement::NODE_ROLE);
+    match Api::<Node>::all(ctx.client.clone())
+        .list_metadata(&params)
+        .await
+    {
+        Ok(nodes) => {
+            let has = |role: &str| {
+                nodes
+                    .items
+                    .iter()
+                    .any(|n| n.labels().get(placement::NODE_ROLE).map(String::as_str) == Some(role))
+            };
+            NodeRoles {
+                target: has(placement::TARGET),
+                load: has(placement::LOAD),
+            }
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot list nodes by role; placing pods without roles");
+            NodeRoles::default()
+        }
+    }
 }
 
 /// The agreed start recorded on a load Job (see [`names::START_AT`]).

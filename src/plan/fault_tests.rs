@@ -25,6 +25,7 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
         &refused(Action::ApplyTarget {
             cell: 0,
             services: vec![],
+            node_selector: BTreeMap::new(),
         }),
         at(1000),
     );
@@ -54,7 +55,8 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
     assert_eq!((cur.cell, cur.stage), (2, Stage::Deploying));
     assert!(!d.actions.contains(&Action::ApplyTarget {
         cell: 0,
-        services: vec![]
+        services: vec![],
+        node_selector: BTreeMap::new(),
     }));
 }
 
@@ -67,6 +69,7 @@ fn refused_job_or_detail_fails_only_its_measurement() {
         cluster_ip: "10.96.0.7".into(),
         restarts_baseline: crate::kills::RestartBaseline::default(),
         start_at_ms: None,
+        node_selector: BTreeMap::new(),
     };
     let detail = Action::StoreDetail {
         cell: 0,
@@ -100,6 +103,7 @@ fn a_refused_last_measurement_finishes_the_run_and_frees_the_slot() {
         &refused(Action::ApplyTarget {
             cell: 0,
             services: vec![],
+            node_selector: BTreeMap::new(),
         }),
         at(1000),
     );
@@ -121,7 +125,8 @@ fn ready_timeout_fires_without_applying_again() {
     assert!(
         !d.actions.contains(&Action::ApplyTarget {
             cell: 0,
-            services: vec![]
+            services: vec![],
+            node_selector: BTreeMap::new(),
         }),
         "{:?}",
         d.actions

@@ -36,10 +36,21 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
     let owner = owner();
     for a in &d.actions {
         match a {
-            Action::ApplyTarget { cell, services } => {
+            Action::ApplyTarget {
+                cell,
+                services,
+                node_selector,
+            } => {
                 prop_assert!(*cell < run.cells.len(), "{:?}", a);
                 let c = &run.cells[*cell];
-                builders::build_target_deployment(&owner, run, c, services, "IfNotPresent");
+                builders::build_target_deployment(
+                    &owner,
+                    run,
+                    c,
+                    services,
+                    node_selector,
+                    "IfNotPresent",
+                );
                 builders::build_target_service(&owner, run, c);
             }
             Action::CreateJob {
@@ -48,6 +59,7 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 cluster_ip,
                 restarts_baseline,
                 start_at_ms,
+                node_selector,
             } => {
                 prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
                 // Several pods always begin together; one pod is told when only when its Job
@@ -57,7 +69,16 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 let baseline = restarts_baseline;
                 let start = *start_at_ms;
                 builders::build_load_job(
-                    &owner, run, c, *repeat, cluster_ip, baseline, start, 0, &settings,
+                    &owner,
+                    run,
+                    c,
+                    *repeat,
+                    cluster_ip,
+                    baseline,
+                    start,
+                    0,
+                    node_selector,
+                    &settings,
                 );
             }
             Action::StoreDetail { cell, repeat, json } => {
@@ -127,7 +148,8 @@ fn refused_action() -> impl Strategy<Value = Action> {
     prop_oneof![
         index().prop_map(|cell| Action::ApplyTarget {
             cell,
-            services: vec![]
+            services: vec![],
+            node_selector: Default::default(),
         }),
         (index(), index()).prop_map(|(cell, repeat)| Action::CreateJob {
             cell,
@@ -135,6 +157,7 @@ fn refused_action() -> impl Strategy<Value = Action> {
             cluster_ip: "10.96.0.7".into(),
             restarts_baseline: Default::default(),
             start_at_ms: None,
+            node_selector: Default::default(),
         }),
         (index(), index()).prop_map(|(cell, repeat)| Action::StoreDetail {
             cell,

@@ -24,6 +24,7 @@
 //! gets only [`Action::TakeSlot`] and an immediate requeue, a run that must wait is `Queued`
 //! naming the holders.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use benchrun_api::validate::{FieldError, Limit, Warmup};
@@ -75,6 +76,8 @@ pub enum Action {
         cell: usize,
         /// The backing services' addresses, given to the target as variables.
         services: Vec<ServiceAddress>,
+        /// Node labels the target pods must match ([`placement::target_selector`]).
+        node_selector: BTreeMap<String, String>,
     },
     /// Apply the Deployment and Service of every backing service.
     ApplyServices,
@@ -102,8 +105,11 @@ pub enum Action {
         cluster_ip: String,
         /// Target container restarts at creation.
         restarts_baseline: crate::kills::RestartBaseline,
-        /// When every load pod begins (unix ms), so their windows coincide; `None` for one pod.
+        /// When every load pod begins (unix ms): so that several pods' windows coincide, or so
+        /// that a Job made ahead begins when the current window ends; `None` otherwise.
         start_at_ms: Option<i64>,
+        /// Node labels the load pods must match ([`placement::load_selector`]).
+        node_selector: BTreeMap<String, String>,
     },
     /// Delete load Jobs of this run by name.
     DeleteJobs(Vec<String>),
@@ -556,6 +562,8 @@ pub fn detail_json(load: &LoadResult) -> String {
     slim.timeline.clear();
     serde_json::to_string(&slim).unwrap_or_default()
 }
+
+pub mod placement;
 
 mod steps;
 

@@ -102,7 +102,8 @@ fn the_target_gets_the_addresses_and_its_timeout_counts_from_the_seeding() {
             Action::ApplyServices,
             Action::ApplyTarget {
                 cell: 0,
-                services: addresses()
+                services: addresses(),
+                node_selector: BTreeMap::new(),
             }
         ]
     );

@@ -12,8 +12,8 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{
-    detail_json, has_result, merge_pods, next_pending, scrape_ready_at, set_condition, Action,
-    Note, Planner, SCRAPE_SETTLE, START_LEAD,
+    detail_json, has_result, merge_pods, next_pending, placement, scrape_ready_at, set_condition,
+    Action, Note, Planner, SCRAPE_SETTLE, START_LEAD,
 };
 use crate::baseline;
 use crate::capacity;
@@ -262,6 +262,7 @@ impl Planner<'_> {
         self.actions.push(Action::ApplyTarget {
             cell,
             services: services.addresses,
+            node_selector: placement::target_selector(self.run, c.target, self.obs.node_roles),
         });
         // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
         // the first window of a configuration has too few CPU samples for a rate.
@@ -288,6 +289,7 @@ impl Planner<'_> {
                     cell,
                     repeat,
                     start_at_ms,
+                    node_selector: placement::load_selector(self.run, self.obs.node_roles),
                     cluster_ip: ip,
                     restarts_baseline: RestartBaseline {
                         total: target.restarts,
@@ -427,6 +429,7 @@ impl Planner<'_> {
                     .collect(),
             },
             start_at_ms: Some(start_at),
+            node_selector: placement::load_selector(self.run, self.obs.node_roles),
         });
         let at = Timestamp::from_millisecond(start_at).unwrap_or(Timestamp::MAX);
         self.note(

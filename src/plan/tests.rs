@@ -10,6 +10,7 @@ use benchrun_api::{
     Stage, WarningCode,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use std::collections::BTreeMap;
 
 const T0: i64 = 1_764_511_200_000;
 
@@ -189,7 +190,8 @@ fn deploying_applies_the_target_and_waits_until_ready() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
-            services: vec![]
+            services: vec![],
+            node_selector: BTreeMap::new(),
         }]
     );
     assert_eq!(d.status.current.unwrap().stage, Stage::Deploying);
@@ -218,7 +220,8 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         vec![
             Action::ApplyTarget {
                 cell: 0,
-                services: vec![]
+                services: vec![],
+                node_selector: BTreeMap::new(),
             },
             Action::CreateJob {
                 cell: 0,
@@ -229,6 +232,7 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
                     by_pod: [("web-0".to_string(), 3)].into(),
                 },
                 start_at_ms: None,
+                node_selector: BTreeMap::new(),
             }
         ]
     );
@@ -239,6 +243,35 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         Some(names::job_name("demo", 0, 0).as_str())
     );
     assert_eq!(cur.since, Time(at(1000)));
+}
+
+#[test]
+fn nodes_labelled_by_role_get_the_targets_and_the_load_pods() {
+    let run = validated(SPEC);
+    let o = Observed {
+        target: Some(ready_target()),
+        service_ip: Some("10.96.0.7".into()),
+        node_roles: crate::observed::NodeRoles {
+            target: true,
+            load: true,
+        },
+        ..obs()
+    };
+    let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(1000));
+    let role = |r: &str| BTreeMap::from([("benchrun.dev/role".to_string(), r.to_string())]);
+    let selectors: Vec<_> = d
+        .actions
+        .iter()
+        .map(|a| match a {
+            Action::ApplyTarget { node_selector, .. } => ("target", node_selector.clone()),
+            Action::CreateJob { node_selector, .. } => ("load", node_selector.clone()),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        selectors,
+        vec![("target", role("target")), ("load", role("load"))]
+    );
 }
 
 #[test]
@@ -574,7 +607,8 @@ fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() 
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
-            services: vec![]
+            services: vec![],
+            node_selector: BTreeMap::new(),
         }]
     );
     assert_eq!(d.status.current.unwrap().stage, Stage::Loading);
@@ -858,7 +892,8 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
-            services: vec![]
+            services: vec![],
+            node_selector: BTreeMap::new(),
         }]
     );
     assert_eq!(d.status.current.clone().unwrap().stage, Stage::Deploying);
@@ -1202,7 +1237,8 @@ fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
-            services: vec![]
+            services: vec![],
+            node_selector: BTreeMap::new(),
         }]
     );
     assert_eq!(d.status.current.clone().unwrap().stage, Stage::Deploying);

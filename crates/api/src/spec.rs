@@ -193,7 +193,8 @@ pub struct Target {
     #[x_kube(validation = Rule::new("self in ['Always', 'IfNotPresent', 'Never']").message("targets[].imagePullPolicy must be Always, IfNotPresent or Never"))]
     pub image_pull_policy: Option<String>,
 
-    /// Node labels the target pods must match.
+    /// Node labels the target pods must match. Absent: where some node is labelled
+    /// `benchrun.dev/role=target`, the target pods run on such nodes; elsewhere on any node.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
 
@@ -445,6 +446,13 @@ pub struct Load {
     /// CPU limit is flagged as generator-bound.
     #[serde(default = "default_load_resources")]
     pub resources: Resources,
+
+    /// Node labels the load pods must match, e.g. `{pool: load}`. Absent: where some node is
+    /// labelled `benchrun.dev/role=load`, the load pods run on such nodes; elsewhere they only
+    /// prefer nodes without target pods. (Targets likewise go to `benchrun.dev/role=target`
+    /// nodes unless `targets[].nodeSelector` is set.)
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// The axes of the experiment. Each non-empty list replaces the corresponding single value.

@@ -1,6 +1,7 @@
 //! `spec.load`: how the load generator runs in every cell, parsed into its bounds, durations,
 //! load pods and seed.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::field::{
@@ -63,6 +64,8 @@ pub(crate) struct LoadPlan {
     pub think_time: Option<Duration>,
     /// `load.seed`.
     pub seed: Option<u64>,
+    /// `load.nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
 }
 
 /// Parses `spec.load`: its counts within the schema's bounds, exactly one bound, durations
@@ -97,6 +100,7 @@ pub(crate) fn parse(load: &Load, e: &mut Vec<FieldError>) -> LoadPlan {
         think_time,
         // Checked not negative above.
         seed: load.seed.map(|s| s.max(0) as u64),
+        node_selector: load.node_selector.clone(),
     }
 }
 

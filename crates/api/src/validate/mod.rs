@@ -70,6 +70,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         seed: load.seed,
         load_pods: load.pods,
         load_resources: load.resources,
+        load_node_selector: load.node_selector,
         slo,
         cleanup: cleanup.policy,
         ttl_after_finished: cleanup.ttl_after_finished,

@@ -1,6 +1,7 @@
 //! The plan: a spec that passed validation, every section parsed. The operator's planner and
 //! builders read it, never the spec.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{
@@ -43,6 +44,8 @@ pub struct ValidatedRun {
     pub load_pods: i32,
     /// Resources of each load pod.
     pub load_resources: ResourcePlan,
+    /// `load.nodeSelector`: node labels the load pods must match (empty: none given).
+    pub load_node_selector: BTreeMap<String, String>,
     /// SLOs, if any.
     pub slo: Option<SloPlan>,
     /// Cleanup policy.
