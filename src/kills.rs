@@ -39,6 +39,20 @@ pub struct RestartBaseline {
     pub by_pod: BTreeMap<String, i32>,
 }
 
+impl RestartBaseline {
+    /// The baseline as the target stands now: `total` restarts, and each pod's from its
+    /// container facts.
+    pub fn of(total: i32, containers: &[ContainerFacts]) -> Self {
+        Self {
+            total,
+            by_pod: containers
+                .iter()
+                .map(|c| (c.pod.clone(), c.restart_count))
+                .collect(),
+        }
+    }
+}
+
 /// What one target container's status says about its terminations.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ContainerFacts {

@@ -208,18 +208,16 @@ mod tests {
     use super::*;
     use crate::builders::fixtures::{owner, run as validated, DEMO};
 
+    /// The Deployment of `cell` without backing services or a node selector.
+    fn deployment(run: &ValidatedRun, cell: &Cell, pull: &str) -> Deployment {
+        build_target_deployment(&owner(), run, cell, &[], &BTreeMap::new(), pull)
+    }
+
     #[test]
     fn deployment_carries_the_cells_resources_replicas_and_owner() {
         let run = validated(DEMO);
         let cell = &run.cells[0];
-        let d = build_target_deployment(
-            &owner(),
-            &run,
-            cell,
-            &[],
-            &Default::default(),
-            "IfNotPresent",
-        );
+        let d = deployment(&run, cell, "IfNotPresent");
         let name = d.metadata.name.clone().unwrap();
         assert!(name.starts_with("demo-web-"), "{name}");
         assert_eq!(d.metadata.namespace.as_deref(), Some("bench"));
@@ -244,14 +242,7 @@ mod tests {
 
     fn pod_of(spec: &str) -> PodSpec {
         let run = validated(spec);
-        let d = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[0],
-            &[],
-            &Default::default(),
-            "IfNotPresent",
-        );
+        let d = deployment(&run, &run.cells[0], "IfNotPresent");
         d.spec.unwrap().template.spec.unwrap()
     }
 
@@ -300,14 +291,7 @@ mod tests {
     #[test]
     fn readiness_uses_http_with_a_path_and_tcp_without() {
         let run1 = validated(DEMO);
-        let d = build_target_deployment(
-            &owner(),
-            &run1,
-            &run1.cells[0],
-            &[],
-            &Default::default(),
-            "IfNotPresent",
-        );
+        let d = deployment(&run1, &run1.cells[0], "IfNotPresent");
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -317,14 +301,7 @@ mod tests {
         assert_eq!(probe.period_seconds, Some(2));
 
         let run2 = validated(&DEMO.replace("    readinessPath: /healthz\n", ""));
-        let d = build_target_deployment(
-            &owner(),
-            &run2,
-            &run2.cells[0],
-            &[],
-            &Default::default(),
-            "IfNotPresent",
-        );
+        let d = deployment(&run2, &run2.cells[0], "IfNotPresent");
         let probe = d.spec.unwrap().template.spec.unwrap().containers[0]
             .readiness_probe
             .clone()
@@ -336,14 +313,7 @@ mod tests {
     #[test]
     fn selector_and_pod_labels_name_the_configuration() {
         let run = validated(DEMO);
-        let d = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[0],
-            &[],
-            &Default::default(),
-            "Never",
-        );
+        let d = deployment(&run, &run.cells[0], "Never");
         let spec = d.spec.unwrap();
         let sel = spec.selector.match_labels.unwrap();
         assert_eq!(sel[names::label::ROLE], "target");
@@ -354,30 +324,9 @@ mod tests {
     #[test]
     fn cells_differing_only_in_load_share_one_deployment_name() {
         let run = validated(DEMO);
-        let a = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[0],
-            &[],
-            &Default::default(),
-            "Never",
-        );
-        let b = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[1],
-            &[],
-            &Default::default(),
-            "Never",
-        );
-        let c = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[2],
-            &[],
-            &Default::default(),
-            "Never",
-        );
+        let a = deployment(&run, &run.cells[0], "Never");
+        let b = deployment(&run, &run.cells[1], "Never");
+        let c = deployment(&run, &run.cells[2], "Never");
         assert_eq!(a.metadata.name, b.metadata.name);
         assert_ne!(a.metadata.name, c.metadata.name);
     }
@@ -385,14 +334,7 @@ mod tests {
     #[test]
     fn service_selects_the_deployments_pods_on_the_target_port() {
         let run = validated(DEMO);
-        let d = build_target_deployment(
-            &owner(),
-            &run,
-            &run.cells[0],
-            &[],
-            &Default::default(),
-            "Never",
-        );
+        let d = deployment(&run, &run.cells[0], "Never");
         let s = build_target_service(&owner(), &run, &run.cells[0]);
         assert_eq!(s.metadata.name, d.metadata.name);
         let spec = s.spec.unwrap();

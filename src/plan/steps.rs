@@ -291,14 +291,7 @@ impl Planner<'_> {
                     start_at_ms,
                     node_selector: placement::load_selector(self.run, self.obs.node_roles),
                     cluster_ip: ip,
-                    restarts_baseline: RestartBaseline {
-                        total: target.restarts,
-                        by_pod: target
-                            .containers
-                            .iter()
-                            .map(|c| (c.pod.clone(), c.restart_count))
-                            .collect(),
-                    },
+                    restarts_baseline: RestartBaseline::of(target.restarts, &target.containers),
                 });
             }
             self.note(
@@ -420,14 +413,7 @@ impl Planner<'_> {
             cell: next_cell,
             repeat: next_repeat,
             cluster_ip: ip,
-            restarts_baseline: RestartBaseline {
-                total: target.restarts,
-                by_pod: target
-                    .containers
-                    .iter()
-                    .map(|c| (c.pod.clone(), c.restart_count))
-                    .collect(),
-            },
+            restarts_baseline: RestartBaseline::of(target.restarts, &target.containers),
             start_at_ms: Some(start_at),
             node_selector: placement::load_selector(self.run, self.obs.node_roles),
         });
