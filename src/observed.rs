@@ -160,8 +160,6 @@ pub struct Observed {
     pub job_created: Option<jiff::Timestamp>,
     /// Nodes of the focus Job's pods.
     pub load_nodes: Vec<String>,
-    /// The agreed start (`--start-at`, Unix ms) recorded on the focus Job, if it has one.
-    pub job_start_at_ms: Option<i64>,
     /// When the last of the focus Job's pods started its load container (Unix ms, to the
     /// second as the kubelet reports it); `None` until every pod has started.
     pub load_started_ms: Option<i64>,
@@ -204,7 +202,6 @@ impl Default for Observed {
             restarts_baseline_pods: None,
             job_created: None,
             load_nodes: Vec::new(),
-            job_start_at_ms: None,
             load_started_ms: None,
             job_starts: BTreeMap::new(),
             node_roles: NodeRoles::default(),

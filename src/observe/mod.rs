@@ -182,7 +182,6 @@ pub async fn observe(
             .collect();
         o.load_nodes.sort();
         o.load_nodes.dedup();
-        o.job_start_at_ms = start_at(job);
         o.load_started_ms = load_started(&pods, v.load_pods);
         o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
     }
@@ -761,16 +760,18 @@ async fn job_state(
         let reason = job_failure(c, pods, api, LOAD_CONTAINER, 2).await;
         return JobObserved::Failed(reason);
     }
+    // The succeeded pod of each completion index, if any.
+    let succeeded: Vec<Option<&Pod>> = (0..load_pods.max(1) as usize)
+        .map(|i| {
+            pods.iter().find(|p| {
+                completion_index(p) == Some(i)
+                    && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+            })
+        })
+        .collect();
     // Every indexed pod succeeded: the Job is complete, whether or not the Job controller
     // has said so yet.
-    let succeeded = |i: usize| {
-        pods.iter().any(|p| {
-            completion_index(p) == Some(i)
-                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
-        })
-    };
-    let all_succeeded = (0..load_pods.max(1) as usize).all(succeeded);
-    if is("Complete").is_none() && !all_succeeded {
+    if is("Complete").is_none() && succeeded.iter().any(Option::is_none) {
         return JobObserved::Running;
     }
     if have_detail {
@@ -778,11 +779,7 @@ async fn job_state(
         return JobObserved::Succeeded(Vec::new());
     }
     let mut results = Vec::new();
-    for i in 0..load_pods.max(1) as usize {
-        let pod = pods.iter().find(|p| {
-            completion_index(p) == Some(i)
-                && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
-        });
+    for (i, pod) in succeeded.into_iter().enumerate() {
         results.push(match pod {
             None => Err(format!("no succeeded pod with completion index {i}")),
             Some(p) => match api

@@ -64,14 +64,14 @@ fn the_next_load_is_made_during_the_warm_up_to_begin_when_this_window_ends() {
 fn an_agreed_start_the_pods_were_up_for_is_the_start_that_counts() {
     let run = validated(SPEC);
     let o = Observed {
-        job_start_at_ms: Some(T0 + 5_000),
+        job_starts: [(names::job_name("demo", 0, 0), T0 + 5_000)].into(),
         ..loading_obs()
     };
     let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(1_500));
     assert_eq!(made_ahead(&d), vec![(0, 1, Some(5_000 + 13_000 + 250))]);
     // Pods that started too close to the agreed start: the later bound counts.
     let late = Observed {
-        job_start_at_ms: Some(T0 + 1_500),
+        job_starts: [(names::job_name("demo", 0, 0), T0 + 1_500)].into(),
         ..loading_obs()
     };
     let d = plan(&run, &running(0, 0, Stage::Loading, 0), &late, at(1_500));
@@ -121,7 +121,7 @@ fn the_next_measurement_takes_the_job_made_ahead_instead_of_making_one() {
     let o = Observed {
         job: JobObserved::Running,
         jobs: vec![names::job_name("demo", 0, 1)],
-        job_start_at_ms: Some(T0 + 15_350),
+        job_starts: [(names::job_name("demo", 0, 1), T0 + 15_350)].into(),
         target: Some(ready_target()),
         service_ip: Some("10.96.0.7".into()),
         ..obs()

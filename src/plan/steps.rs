@@ -379,10 +379,11 @@ impl Planner<'_> {
     /// made after this Job has been seen to finish (seconds of Job and pod bookkeeping).
     fn make_next_ahead(&mut self, cell: usize, repeat: usize) {
         let c = &self.run.cells[cell];
+        let this_job = names::job_name(&self.obs.run_name, cell, repeat);
         let Some(start_at) = super::chained_start(
             self.run,
             c,
-            self.obs.job_start_at_ms,
+            self.obs.job_starts.get(&this_job).copied(),
             self.obs.load_started_ms,
             self.now.as_millisecond(),
         ) else {
