@@ -19,7 +19,8 @@
 #                skopeo copy oci-archive:FILE docker://REGISTRY/NAME:TAG)
 #   --no-build   package the binaries already in the target dir instead of running cargo build
 #   --out DIR    archive directory (default $BENCHRUN_IMAGES_DIR or /var/cache/benchrun/images)
-# Environment: CONTAINERD_ADDRESS (default /run/containerd/containerd.sock), CARGO_TARGET_DIR.
+# Environment: CONTAINERD_ADDRESS (space-separated sockets; default: every node runtime of the
+# local cluster, see hack/lib/containerd-import.sh), CARGO_TARGET_DIR.
 #
 # Idempotent: an archive whose inputs (binary, libraries, files, image config) are unchanged
 # is not rebuilt, and an image is only re-imported when containerd holds a different digest.
@@ -31,7 +32,6 @@ mkoci="$repo/hack/mkoci.sh"
 # shellcheck source=lib/containerd-import.sh
 . "$repo/hack/lib/containerd-import.sh"
 out_dir=${BENCHRUN_IMAGES_DIR:-/var/cache/benchrun/images}
-address=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 registry=benchrun.local
 all_images=(benchrun-operator benchrun-load benchrun-demo)
 do_import=1 do_build=1 images=()
@@ -72,7 +72,10 @@ for tool in ldd tar sha256sum; do command -v $tool >/dev/null || die "$tool not 
 if [ $do_import = 1 ]; then
   command -v ctr >/dev/null \
     || die "ctr not found: run hack/cluster.sh up, or use --no-import and push the archives to your registry"
-  [ -S "$address" ] || die "containerd socket $address not found: run 'hack/cluster.sh up' first, or use --no-import and push the archives to your registry, e.g. skopeo copy oci-archive:$out_dir/benchrun-demo-<version>.oci.tar docker://REGISTRY/benchrun-demo:<version>"
+  address=$(containerd_addresses)
+  for a in $address; do
+    [ -S "$a" ] || die "containerd socket $a not found: run 'hack/cluster.sh up' first, or use --no-import and push the archives to your registry, e.g. skopeo copy oci-archive:$out_dir/benchrun-demo-<version>.oci.tar docker://REGISTRY/benchrun-demo:<version>"
+  done
 fi
 
 cd "$repo"
@@ -156,7 +159,7 @@ for name in "${images[@]}"; do
   if [ $do_import = 1 ]; then
     rc=0; import_archive "$address" "$ref" "$tarball" "$digest" || rc=$?
     case $rc in
-      0) log "$ref: imported into containerd (k8s.io)"; imported=$((imported + 1)) ;;
+      0) log "$ref: imported into containerd (k8s.io: $address)"; imported=$((imported + 1)) ;;
       1) log "$ref: already in containerd" ;;
       *) die "ctr import of $tarball failed" ;;
     esac
@@ -165,7 +168,7 @@ done
 
 if [ $do_import = 1 ]; then
   log "$imported image(s) imported; benchrun images in containerd:"
-  ctr -n k8s.io --address "$address" images ls | grep -F "$registry/" || true
+  ctr -n k8s.io --address "${address%% *}" images ls | grep -F "$registry/" || true
 else
   log "archives in $out_dir (not imported: --no-import)"
 fi

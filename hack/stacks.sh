@@ -28,7 +28,8 @@
 #                skopeo copy oci-archive:FILE docker://REGISTRY/stack-NAME:TAG)
 #   --list       print the stacks and their runtimes, build nothing
 #   --out DIR    archive directory (default $BENCHRUN_IMAGES_DIR or /var/cache/benchrun/images)
-# Environment: CONTAINERD_ADDRESS (default /run/containerd/containerd.sock),
+# Environment: CONTAINERD_ADDRESS (space-separated sockets; default: every node runtime of the
+# local cluster),
 #   BENCHRUN_STACKS_CACHE (default /var/cache/benchrun/stacks), DEBIAN_MIRROR
 #   (default http://deb.debian.org/debian), JAVA17_HOME, JAVA25_HOME.
 set -euo pipefail
@@ -37,7 +38,6 @@ umask 022
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out_dir=${BENCHRUN_IMAGES_DIR:-/var/cache/benchrun/images}
 cache=${BENCHRUN_STACKS_CACHE:-/var/cache/benchrun/stacks}
-address=${CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 java17=${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 java25=${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
@@ -107,7 +107,10 @@ if [ $list_only = 1 ]; then
 fi
 if [ $do_import = 1 ]; then
   command -v ctr >/dev/null || die "ctr not found: run hack/cluster.sh up, or use --no-import"
-  [ -S "$address" ] || die "containerd socket $address not found: run 'hack/cluster.sh up' first, or use --no-import"
+  address=$(containerd_addresses)
+  for a in $address; do
+    [ -S "$a" ] || die "containerd socket $a not found: run 'hack/cluster.sh up' first, or use --no-import"
+  done
 fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -1)
 [ -n "$version" ] || die "cannot read the workspace version from Cargo.toml"
@@ -288,7 +291,7 @@ for name in "${stacks[@]}"; do
   if [ $do_import = 1 ]; then
     rc=0; import_archive "$address" "$ref" "$archive" "$digest" || rc=$?
     case $rc in
-      0) log "$ref: imported into containerd (k8s.io)"; imported=$((imported + 1)) ;;
+      0) log "$ref: imported into containerd (k8s.io: $address)"; imported=$((imported + 1)) ;;
       1) log "$ref: already in containerd" ;;
       *) die "ctr import of $archive failed" ;;
     esac

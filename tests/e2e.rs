@@ -1430,19 +1430,42 @@ impl Drop for NodeRole {
     }
 }
 
-/// Placement by node role: with a node labelled `benchrun.dev/role=load`, the load pods are
-/// required on it (the Job's pods carry the selector) and land there; a run that forces
-/// target and load onto one node with its own selectors gets `SameNode` on every cell. On the
-/// one-node cluster the test lends the node the load role for its duration.
+/// Placement by node role: on the two-node local cluster (nodes labelled
+/// `benchrun.dev/role=target` and `=load`), the target's pods select and land on the target
+/// node and the load pods on the load node, and no cell carries `SameNode`; a run that forces
+/// target and load onto one node with its own selectors gets `SameNode` on every cell. On a
+/// one-node cluster the test lends the node the load role for the first run.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn load_pods_go_to_load_nodes_and_one_forced_node_is_same_node() {
     let cluster = Cluster::connect().await;
     let ns = cluster.namespace("e2e-placement").await;
-    let nodes = cluster.kubectl(&["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]);
-    let node = nodes.split_whitespace().next().expect("a node").to_string();
+    let by_role = |role: &str| {
+        let label = format!("benchrun.dev/role={role}");
+        let names = cluster.kubectl(&[
+            "get",
+            "nodes",
+            "-l",
+            &label,
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ]);
+        names.split_whitespace().next().map(str::to_string)
+    };
     let outcome = async {
-        let lent = NodeRole::set(&cluster, &node, "load");
+        // hack/cluster.sh's two-node layout labels its nodes target and load; on one node the
+        // test lends that node the load role for the first run.
+        let (target_node, load_node, lent) = match (by_role("target"), by_role("load")) {
+            (Some(t), Some(l)) if t != l => (Some(t), l, None),
+            _ => {
+                let nodes =
+                    cluster.kubectl(&["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]);
+                let node = nodes.split_whitespace().next().expect("a node").to_string();
+                let lent = NodeRole::set(&cluster, &node, "load");
+                (None, node, Some(lent))
+            }
+        };
+        println!("target node {target_node:?}, load node {load_node}");
         let placed = demo_run("placed", "{}", "").replace("duration: 20s", "duration: 5s");
         cluster.apply_run(&ns, &placed).await?;
         // The Job is made once the target is ready: look for its pod template's selector.
@@ -1474,35 +1497,61 @@ async fn load_pods_go_to_load_nodes_and_one_forced_node_is_same_node() {
             "-o",
             "jsonpath={.items[*].spec.template.spec.nodeSelector}",
         ]);
-        anyhow::ensure!(
-            !targets.contains("benchrun.dev/role"),
-            "no node has the target role, yet the target selects one: {targets:?}"
-        );
+        println!("target Deployment nodeSelector: {targets}");
+        match &target_node {
+            Some(_) => anyhow::ensure!(
+                targets.contains("\"benchrun.dev/role\":\"target\""),
+                "the target does not select the target node: {targets:?}"
+            ),
+            None => anyhow::ensure!(
+                !targets.contains("benchrun.dev/role"),
+                "no node has the target role, yet the target selects one: {targets:?}"
+            ),
+        }
         let run = cluster
             .wait_finished(&ns, "placed", Duration::from_secs(300))
             .await?;
         let status = run.status.unwrap_or_default();
         anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        anyhow::ensure!(!status.results.is_empty(), "no results");
         for r in &status.results {
-            println!("cell {}: load on {:?}, target on {:?}", r.cell, r.load_nodes, r.target_nodes);
-            anyhow::ensure!(r.load_nodes == vec![node.clone()], "{:?}", r.load_nodes);
+            println!(
+                "cell {}: load on {:?}, target on {:?}, warnings {:?}",
+                r.cell, r.load_nodes, r.target_nodes, r.warnings
+            );
+            anyhow::ensure!(r.load_nodes == vec![load_node.clone()], "{:?}", r.load_nodes);
+            if let Some(t) = &target_node {
+                anyhow::ensure!(r.target_nodes == vec![t.clone()], "{:?}", r.target_nodes);
+                anyhow::ensure!(
+                    !r.warnings.iter().any(|w| w.code.as_str() == "SameNode"),
+                    "cell {} on two nodes has SameNode: {:?}",
+                    r.cell,
+                    r.warnings
+                );
+            }
         }
         drop(lent);
-        // Both forced onto the one node by the run's own selectors.
-        let forced = demo_run(
-            "forced",
-            "{}",
-            "",
-        )
-        .replace("duration: 20s", "duration: 5s")
-        .replace(
-            "readinessPath: /healthz}",
-            &format!("readinessPath: /healthz, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"),
-        )
-        .replace(
-            "resources: {cpu: 500m, memory: 64Mi}}",
-            &format!("resources: {{cpu: 500m, memory: 64Mi}}, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"),
-        );
+        // Both forced onto the load node by the run's own selectors (the target at 250m, so
+        // that both fit one node's allocatable CPU in the two-node layout).
+        let node = load_node;
+        let forced = demo_run("forced", "{}", "")
+            .replace("duration: 20s", "duration: 5s")
+            .replace(
+                "resources: {cpu: 500m, memory: 128Mi}",
+                "resources: {cpu: 250m, memory: 128Mi}",
+            )
+            .replace(
+                "readinessPath: /healthz}",
+                &format!(
+                    "readinessPath: /healthz, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"
+                ),
+            )
+            .replace(
+                "resources: {cpu: 500m, memory: 64Mi}}",
+                &format!(
+                    "resources: {{cpu: 500m, memory: 64Mi}}, nodeSelector: {{kubernetes.io/hostname: {node}}}}}"
+                ),
+            );
         cluster.apply_run(&ns, &forced).await?;
         let run = cluster
             .wait_finished(&ns, "forced", Duration::from_secs(300))
@@ -1510,7 +1559,17 @@ async fn load_pods_go_to_load_nodes_and_one_forced_node_is_same_node() {
         let status = run.status.unwrap_or_default();
         anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
         for r in &status.results {
-            println!("forced cell {}: warnings {:?}", r.cell, r.warnings);
+            println!(
+                "forced cell {}: load on {:?}, target on {:?}, warnings {:?}",
+                r.cell, r.load_nodes, r.target_nodes, r.warnings
+            );
+            anyhow::ensure!(
+                r.load_nodes == vec![node.clone()] && r.target_nodes == vec![node.clone()],
+                "forced cell {} not on {node}: load {:?}, target {:?}",
+                r.cell,
+                r.load_nodes,
+                r.target_nodes
+            );
             anyhow::ensure!(
                 r.warnings.iter().any(|w| w.code.as_str() == "SameNode"),
                 "cell {} forced onto {node} has no SameNode: {:?}",

@@ -495,7 +495,7 @@ fn cluster_sh(args: &[&str]) -> anyhow::Result<()> {
 
 /// Reads the target containers' cgroup v1 CPU counter (`cpuacct.usage`, nanoseconds) straight
 /// from the host every 200 ms: the ground truth the operator's CPU figures are checked
-/// against. Needs the test to run on the node (the local cluster's single node).
+/// against. Needs the test to run on the machine of the local cluster's node(s).
 pub struct CgroupCpu {
     samples: Polls,
     task: tokio::task::JoinHandle<()>,
@@ -504,18 +504,21 @@ pub struct CgroupCpu {
 /// Per container ID, the polls of its CPU counter: (unix seconds, nanoseconds used).
 type Polls = Arc<Mutex<BTreeMap<String, Vec<(f64, f64)>>>>;
 
-/// The host path of a container's `cpuacct.usage`, for any QoS class.
+/// The host path of a container's `cpuacct.usage`, for any QoS class, under the one-node
+/// layout's cgroup root or either node's of the two-node layout (`hack/cluster.sh`).
 fn cpuacct_path(pod_uid: &str, container_id: &str) -> Option<std::path::PathBuf> {
     let id = container_id.rsplit("://").next()?;
     for root in ["/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"] {
-        for qos in ["", "burstable/", "besteffort/"] {
-            let uid = pod_uid.replace('-', "_");
-            for pod in [format!("pod{pod_uid}"), format!("pod{uid}")] {
-                let p = std::path::PathBuf::from(format!(
-                    "{root}/kubepods/{qos}{pod}/{id}/cpuacct.usage"
-                ));
-                if p.exists() {
-                    return Some(p);
+        for node in ["", "benchrun-n1/", "benchrun-n2/"] {
+            for qos in ["", "burstable/", "besteffort/"] {
+                let uid = pod_uid.replace('-', "_");
+                for pod in [format!("pod{pod_uid}"), format!("pod{uid}")] {
+                    let p = std::path::PathBuf::from(format!(
+                        "{root}/{node}kubepods/{qos}{pod}/{id}/cpuacct.usage"
+                    ));
+                    if p.exists() {
+                        return Some(p);
+                    }
                 }
             }
         }
