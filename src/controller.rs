@@ -324,10 +324,10 @@ async fn apply_one(
             ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
         }
         Action::DeleteTargets { except } => delete_targets(c, owner, except.as_ref()).await?,
-        Action::ApplyServices => {
+        Action::ApplyServices { node_selector } => {
             let pull = &ctx.config.image_pull_policy;
             for i in 0..v.spec.services.len() {
-                let d = builders::build_service_deployment(owner, v, i, pull);
+                let d = builders::build_service_deployment(owner, v, i, node_selector, pull);
                 ssa(
                     &Api::<Deployment>::namespaced(c.clone(), ns),
                     &d,

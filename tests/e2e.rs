@@ -247,7 +247,7 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
       imagePullPolicy: IfNotPresent
       port: 5984
       readinessPath: /healthz
-      resources: {{cpu: 500m, memory: 512Mi}}
+      resources: {{cpu: 350m, memory: 512Mi}}
       seed:
         image: "{COUCH_SEED_IMAGE}"
         env: [{{name: COUCHDB_URL, value: "http://$(BENCHRUN_SERVICE_COUCH_ADDR)"}}]

@@ -146,7 +146,8 @@ mod name_tests {
             let mut owner = owner();
             owner.name = run_name.clone();
             let what = format!("run {run_name:?} service");
-            let d = build_service_deployment(&owner, &with_services, 0, "Never");
+            let d =
+                build_service_deployment(&owner, &with_services, 0, &Default::default(), "Never");
             let name = d.metadata.name.clone().unwrap();
             assert!(is_dns1035_label(&name), "{what}: {name}");
             assert!(
@@ -278,7 +279,7 @@ mod plan_only_tests {
         for i in 0..run.services.len() {
             let both = |r: &ValidatedRun| {
                 (
-                    build_service_deployment(&o, r, i, "Never"),
+                    build_service_deployment(&o, r, i, &Default::default(), "Never"),
                     build_service_service(&o, r, i),
                     build_seed_job(&o, r, i, &[], "Never"),
                 )

@@ -1,5 +1,7 @@
 //! A backing service's Deployment and Service, and its seeding Job.
 
+use std::collections::BTreeMap;
+
 use benchrun_api::validate::SeedPlan;
 use benchrun_api::{ServiceAddress, ValidatedRun};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -21,11 +23,13 @@ pub const SEED_CONTAINER: &str = "seed";
 const SEED_RETRIES: i32 = 2;
 
 /// The one-replica Deployment of backing service `index` of `spec.services`, with its
-/// resources, readiness probe and Pod Security Standard (as targets get them).
+/// resources, readiness probe and Pod Security Standard (as targets get them); its pods run
+/// on nodes matching `node_selector` (none when empty).
 pub fn build_service_deployment(
     owner: &Owner,
     run: &ValidatedRun,
     index: usize,
+    node_selector: &BTreeMap<String, String>,
     default_pull_policy: &str,
 ) -> Deployment {
     let svc = &run.services[index];
@@ -66,6 +70,7 @@ pub fn build_service_deployment(
             svc.run_as_user,
         )),
         termination_grace_period_seconds: Some(5),
+        node_selector: (!node_selector.is_empty()).then(|| node_selector.clone()),
         ..PodSpec::default()
     };
     let name = names::service_name(&owner.name, &svc.name);
@@ -176,7 +181,7 @@ mod tests {
     #[test]
     fn a_service_is_one_replica_with_its_resources_probe_and_labels() {
         let run = with_services();
-        let d = build_service_deployment(&owner(), &run, 0, "IfNotPresent");
+        let d = build_service_deployment(&owner(), &run, 0, &BTreeMap::new(), "IfNotPresent");
         assert_eq!(d.metadata.name.as_deref(), Some("demo-svc-store"));
         let labels = d.metadata.labels.clone().unwrap();
         assert_eq!(labels[names::label::ROLE], "service");
@@ -198,7 +203,7 @@ mod tests {
             Some(true),
             "Restricted by default"
         );
-        let d2 = build_service_deployment(&owner(), &run, 1, "Never");
+        let d2 = build_service_deployment(&owner(), &run, 1, &BTreeMap::new(), "Never");
         let limits = d2.spec.unwrap().template.spec.unwrap().containers[0]
             .resources
             .clone()
@@ -211,7 +216,7 @@ mod tests {
     #[test]
     fn the_service_selects_its_pod_on_its_port() {
         let run = with_services();
-        let d = build_service_deployment(&owner(), &run, 0, "Never");
+        let d = build_service_deployment(&owner(), &run, 0, &BTreeMap::new(), "Never");
         let s = build_service_service(&owner(), &run, 0);
         assert_eq!(s.metadata.name, d.metadata.name);
         let spec = s.spec.unwrap();

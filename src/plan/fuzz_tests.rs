@@ -85,9 +85,15 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 prop_assert!(*cell < run.cells.len() && *repeat < run.repeats, "{:?}", a);
                 builders::build_detail_configmap(&owner, *cell, *repeat, json.clone());
             }
-            Action::ApplyServices => {
+            Action::ApplyServices { node_selector } => {
                 for i in 0..run.spec.services.len() {
-                    builders::build_service_deployment(&owner, run, i, "IfNotPresent");
+                    builders::build_service_deployment(
+                        &owner,
+                        run,
+                        i,
+                        node_selector,
+                        "IfNotPresent",
+                    );
                     builders::build_service_service(&owner, run, i);
                 }
             }

@@ -79,8 +79,12 @@ pub enum Action {
         /// Node labels the target pods must match ([`placement::target_selector`]).
         node_selector: BTreeMap<String, String>,
     },
-    /// Apply the Deployment and Service of every backing service.
-    ApplyServices,
+    /// Apply the Deployment and Service of every backing service, its pods on nodes matching
+    /// `node_selector` (the target nodes where nodes have roles: a backing service is part
+    /// of the system under test, not of the load).
+    ApplyServices {
+        node_selector: BTreeMap<String, String>,
+    },
     /// Create the seeding Job of a backing service.
     CreateSeedJob {
         /// Index in `spec.services`.
@@ -474,7 +478,7 @@ pub fn plan_refused(
             p.fail_configuration(*cell, reason)
         }
         // Without its backing services no measurement can run.
-        Action::ApplyServices | Action::CreateSeedJob { .. } => p.fail_remaining(reason),
+        Action::ApplyServices { .. } | Action::CreateSeedJob { .. } => p.fail_remaining(reason),
         Action::CreateJob { cell, repeat, .. } | Action::StoreDetail { cell, repeat, .. }
             if *cell < run.cells.len() && *repeat < run.repeats =>
         {

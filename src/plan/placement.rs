@@ -35,6 +35,19 @@ pub fn target_selector(
     selector(&run.targets[target].node_selector, roles.target, TARGET)
 }
 
+/// The node selector of the backing services' pods: `benchrun.dev/role=target` when some
+/// node has that role (a database a target reads is measured with it), else the first
+/// target's own `nodeSelector`, else none.
+pub fn service_selector(run: &ValidatedRun, roles: NodeRoles) -> BTreeMap<String, String> {
+    if roles.target {
+        return selector(&BTreeMap::new(), true, TARGET);
+    }
+    run.targets
+        .first()
+        .map(|t| t.node_selector.clone())
+        .unwrap_or_default()
+}
+
 fn selector(
     given: &BTreeMap<String, String>,
     role_exists: bool,
@@ -102,5 +115,25 @@ load: {connections: 4, duration: 20s}
         };
         assert!(target_selector(&run, 0, load_only).is_empty());
         assert_eq!(load_selector(&run, load_only), role(LOAD));
+    }
+
+    #[test]
+    fn backing_services_go_with_the_targets() {
+        let run = validated(SPEC);
+        let both = NodeRoles {
+            target: true,
+            load: true,
+        };
+        assert_eq!(service_selector(&run, both), role(TARGET));
+        // Without target nodes: where the first target is pinned, or anywhere.
+        assert!(service_selector(&run, NodeRoles::default()).is_empty());
+        let pinned_first = validated(&SPEC.replace(
+            "{name: a, image: example/a:1}",
+            "{name: a, image: example/a:1, nodeSelector: {pool: db}}",
+        ));
+        assert_eq!(
+            service_selector(&pinned_first, NodeRoles::default())["pool"],
+            "db"
+        );
     }
 }

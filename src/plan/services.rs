@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use benchrun_api::{CurrentMeasurement, Reason, ServiceAddress};
 
-use super::{has_result, Action, Planner};
+use super::{has_result, placement, Action, Planner};
 use crate::observed::SeedObserved;
 use crate::results;
 
@@ -62,7 +62,9 @@ impl Planner<'_> {
             }
         }
         if up.addresses.len() < specs.len() {
-            self.actions.push(Action::ApplyServices);
+            self.actions.push(Action::ApplyServices {
+                node_selector: placement::service_selector(self.run, self.obs.node_roles),
+            });
             self.after(Duration::from_secs(2));
             return None;
         }
@@ -99,7 +101,9 @@ impl Planner<'_> {
                 }
             }
         }
-        self.actions.push(Action::ApplyServices);
+        self.actions.push(Action::ApplyServices {
+            node_selector: placement::service_selector(self.run, self.obs.node_roles),
+        });
         self.actions.extend(seeds);
         if seeding {
             self.after(Duration::from_secs(2));

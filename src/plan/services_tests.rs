@@ -46,13 +46,23 @@ use crate::observed::TargetObserved;
 fn services_are_applied_first_and_the_target_waits_for_them() {
     let run = validated(&spec());
     let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &obs(), at(1000));
-    assert_eq!(d.actions, vec![Action::ApplyServices]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyServices {
+            node_selector: Default::default()
+        }]
+    );
     assert_eq!(d.requeue, Some(Duration::from_secs(2)));
     // One ready, one not: still no target.
     let mut o = obs();
     o.services = vec![up("store", "10.96.0.10", SeedObserved::Absent)];
     let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(2000));
-    assert_eq!(d.actions, vec![Action::ApplyServices]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyServices {
+            node_selector: Default::default()
+        }]
+    );
 }
 
 #[test]
@@ -67,7 +77,9 @@ fn a_ready_service_is_seeded_once_with_every_address_before_the_target() {
     assert_eq!(
         d.actions,
         vec![
-            Action::ApplyServices,
+            Action::ApplyServices {
+                node_selector: Default::default()
+            },
             Action::CreateSeedJob {
                 service: 0,
                 addresses: addresses()
@@ -78,7 +90,12 @@ fn a_ready_service_is_seeded_once_with_every_address_before_the_target() {
     assert_eq!(d.notes[0].reason, Reason::Seeding);
     o.services[0].seed = SeedObserved::Running;
     let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(8000));
-    assert_eq!(d.actions, vec![Action::ApplyServices]);
+    assert_eq!(
+        d.actions,
+        vec![Action::ApplyServices {
+            node_selector: Default::default()
+        }]
+    );
 }
 
 #[test]
@@ -99,7 +116,9 @@ fn the_target_gets_the_addresses_and_its_timeout_counts_from_the_seeding() {
     assert_eq!(
         d.actions,
         vec![
-            Action::ApplyServices,
+            Action::ApplyServices {
+                node_selector: Default::default()
+            },
             Action::ApplyTarget {
                 cell: 0,
                 services: addresses(),
@@ -174,7 +193,9 @@ fn a_service_that_never_becomes_ready_fails_the_run_with_its_problem() {
 fn a_refused_service_apply_fails_the_remaining_measurements() {
     let run = validated(&spec());
     let refusal = Refusal {
-        action: Action::ApplyServices,
+        action: Action::ApplyServices {
+            node_selector: Default::default(),
+        },
         child: "Deployment demo-svc-store".into(),
         code: 422,
         message: "invalid".into(),

@@ -18,8 +18,14 @@ use kube::{Api, Client};
 pub const OPERATOR_NS: &str = "benchrun-system";
 /// The Lease its replicas elect their leader on.
 pub const OPERATOR_LEASE: &str = "benchrun-operator";
-/// The local cluster's containerd socket (see hack/cluster.sh).
-const CONTAINERD_SOCK: &str = "/run/containerd/containerd.sock";
+/// The local cluster's containerd socket of a node (see hack/cluster.sh: node 2 of the
+/// two-node layout has its own runtime).
+fn containerd_sock(node: &str) -> &'static str {
+    match node {
+        "benchrun-node-2" => "/run/benchrun-node-2/containerd.sock",
+        _ => "/run/containerd/containerd.sock",
+    }
+}
 
 /// The cluster under test.
 pub struct Cluster {
@@ -174,13 +180,15 @@ impl Cluster {
         }
     }
 
-    /// Kills an operator pod as a crash would: SIGKILL to its container through the node's
+    /// Kills an operator pod as a crash would: SIGKILL to its container through its node's
     /// containerd (the local cluster; no chance to release the lease), then deletes the pod
     /// without grace so it is not restarted in place. Without access to containerd, only the
     /// deletion (the kubelet then sends SIGTERM). Returns how the pod was killed.
     pub async fn kill_operator_pod(&self, pod: &str) -> anyhow::Result<&'static str> {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), OPERATOR_NS);
         let p = pods.get(pod).await?;
+        let node = p.spec.as_ref().and_then(|s| s.node_name.clone());
+        let sock = containerd_sock(node.as_deref().unwrap_or_default());
         let container = p
             .status
             .and_then(|s| s.container_statuses)
@@ -190,12 +198,12 @@ impl Cluster {
         let mut how = "deleted with grace period 0 (SIGTERM, then SIGKILL)";
         if let (Some(id), true) = (
             container.strip_prefix("containerd://"),
-            std::path::Path::new(CONTAINERD_SOCK).exists(),
+            std::path::Path::new(sock).exists(),
         ) {
             let out = std::process::Command::new("ctr")
                 .args([
                     "-a",
-                    CONTAINERD_SOCK,
+                    sock,
                     "-n",
                     "k8s.io",
                     "task",

@@ -22,7 +22,9 @@ pub const DEFAULT_SEED_TIMEOUT: Duration = Duration::from_secs(600);
 /// A backing service: one container image the targets call (a database, a cache, another HTTP
 /// service). It is deployed once per run, before the first measurement, as a one-replica
 /// Deployment and a ClusterIP Service, kept across all cells and deleted with the targets by
-/// the cleanup policy. Every target and seeding container gets its address in
+/// the cleanup policy. Its pod runs with the targets: on nodes labelled
+/// `benchrun.dev/role=target` where there are such, else where the first target is pinned
+/// (`targets[0].nodeSelector`). Every target and seeding container gets its address in
 /// `BENCHRUN_SERVICE_<NAME>_HOST`, `BENCHRUN_SERVICE_<NAME>_PORT` and
 /// `BENCHRUN_SERVICE_<NAME>_ADDR` (`host:port`), where `<NAME>` is the service name in upper
 /// case with `-` as `_`; the host is the Service's ClusterIP, so no cluster DNS is needed. A
