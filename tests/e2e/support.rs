@@ -202,15 +202,7 @@ impl Cluster {
         ) {
             let out = std::process::Command::new("ctr")
                 .args([
-                    "-a",
-                    sock,
-                    "-n",
-                    "k8s.io",
-                    "task",
-                    "kill",
-                    "-s",
-                    "SIGKILL",
-                    id,
+                    "-a", sock, "-n", "k8s.io", "task", "kill", "-s", "SIGKILL", id,
                 ])
                 .output()
                 .context("ctr")?;
