@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::scenario::{self, Scenario};
 use crate::template::{Template, ValueSpec};
@@ -152,6 +153,9 @@ pub struct Config {
     /// outstanding, before it sleeps (0: sleep at once). A few µs of polling keep the
     /// server's core from paying for a wake-up of this thread on every response.
     pub spin_polls: u32,
+    /// The I/O back end of the event loops; `Auto` (the default) picks io_uring when the
+    /// kernel allows it, else epoll.
+    pub backend: Backend,
     /// Warm-up before the measured window.
     pub warmup: Warmup,
     /// Per-request timeout (connect included).
@@ -215,6 +219,7 @@ impl Config {
             rate: None,
             schedule_quantum: DEFAULT_SCHEDULE_QUANTUM,
             spin_polls: DEFAULT_SPIN_POLLS,
+            backend: Backend::Auto,
             warmup: Warmup::None,
             timeout: Duration::from_secs(10),
             keepalive: true,

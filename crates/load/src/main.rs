@@ -62,6 +62,11 @@ struct LoadArgs {
     /// that found events and halves after one that had to give up.
     #[arg(long, value_name = "N", default_value_t = benchrun_load::config::DEFAULT_SPIN_POLLS)]
     spin: u32,
+    /// I/O back end: io-uring (batched syscalls), epoll, or auto (io-uring when the kernel
+    /// and seccomp allow it, else epoll). The result's `backend` says which ran.
+    #[arg(long, env = "BENCHRUN_LOAD_BACKEND", value_name = "B", default_value = "auto",
+          value_parser = ["auto", "epoll", "io-uring"])]
+    backend: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
     #[arg(long)]
     warmup: Option<String>,
@@ -167,6 +172,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     };
     c.rate = a.rate;
     c.spin_polls = a.spin;
+    c.backend = benchrun_load::Backend::parse(&a.backend).unwrap_or_default();
     c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
     if let Some(w) = &a.warmup {
         c.warmup = parse_warmup(w)?;

@@ -1,0 +1,393 @@
+//! The io_uring back end: connects, sends and receives are queued as submissions and all
+//! of a loop turn's go to the kernel in the one `io_uring_enter` that also waits for
+//! completions (with a nanosecond timeout, so no timerfd). The ring is single-issuer with
+//! deferred task work where the kernel has it (6.1+), so completions are only run when
+//! this thread asks for them; a flag in the shared ring says when some are pending, so a
+//! spin before sleeping reads memory rather than making syscalls.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use super::{token, untoken, Io, MAX_WAIT};
+
+/// Bytes each connection can receive per completion.
+const RECV_BUF: usize = 16 * 1024;
+
+/// What a completion belongs to, in bits 48.. of its user data.
+const OP_CONNECT: u64 = 0;
+const OP_SEND: u64 = 1;
+const OP_RECV: u64 = 2;
+/// Cancellations of an abandoned socket's operations; their completions are ignored.
+const OP_CANCEL: u64 = 3;
+
+/// One operation of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    None,
+    InFlight,
+    /// Completed with this result (a count, or a negated errno).
+    Done(i32),
+}
+
+struct Slot {
+    fd: RawFd,
+    generation: u32,
+    connect: Op,
+    send: Op,
+    recv: Op,
+    /// Receive buffer, allocated on first use.
+    buf: Box<[u8]>,
+}
+
+/// Kernel support for io_uring, as this process may use it (seccomp included).
+pub(crate) fn probe() -> io::Result<()> {
+    let ring = build(8)?;
+    if !ring.params().is_feature_ext_arg() {
+        // Waiting with a timeout needs IORING_FEAT_EXT_ARG (5.11).
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "io_uring without timeout waits (kernel older than 5.11)",
+        ));
+    }
+    // A refused io_uring_enter (seccomp may allow setup but not enter) shows here.
+    ring.submitter().submit()?;
+    Ok(())
+}
+
+/// Whether [`probe`] succeeds.
+pub(crate) fn available() -> bool {
+    probe().is_ok()
+}
+
+/// The best ring this kernel accepts: single issuer with deferred task work (6.1), else
+/// cooperative task work (5.19), else a plain one.
+fn build(entries: u32) -> io::Result<IoUring> {
+    let mut best = IoUring::builder();
+    best.setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .setup_clamp();
+    let mut coop = IoUring::builder();
+    coop.setup_coop_taskrun().setup_taskrun_flag().setup_clamp();
+    best.build(entries)
+        .or_else(|_| coop.build(entries))
+        .or_else(|_| IoUring::builder().setup_clamp().build(entries))
+}
+
+/// A ring and the per-connection sockets it drives.
+pub(crate) struct UringIo {
+    ring: IoUring,
+    /// The target, in the form connect wants (boxed: its address goes to the kernel).
+    addr: Box<(libc::sockaddr_storage, libc::socklen_t)>,
+    family: libc::c_int,
+    slots: Vec<Slot>,
+}
+
+fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: all-zero is a valid sockaddr_storage; the family-specific views written below
+    // fit inside it.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_in fits in and is aligned within sockaddr_storage.
+            let sin = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr.s_addr = u32::from(*a.ip()).to_be();
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: sockaddr_in6 fits in and is aligned within sockaddr_storage.
+            let sin6 = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr.s6_addr = a.ip().octets();
+            sin6.sin6_flowinfo = a.flowinfo();
+            sin6.sin6_scope_id = a.scope_id();
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+fn result(res: i32) -> io::Result<usize> {
+    if res < 0 {
+        Err(io::Error::from_raw_os_error(-res))
+    } else {
+        Ok(res as usize)
+    }
+}
+
+impl UringIo {
+    fn user_data(&self, i: usize, op: u64) -> u64 {
+        token(i, self.slots[i].generation) | op << 48
+    }
+
+    /// Queues a submission, handing the queue to the kernel first if it is full.
+    fn push(&mut self, entry: squeue::Entry) {
+        loop {
+            // SAFETY: every buffer and address an entry points to outlives its operation:
+            // request bytes by the contract of `Io::write`, the receive buffers and the
+            // target address are owned by `self` and only dropped with the ring, whose drop
+            // waits for nothing but whose file references keep the sockets alive.
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                return;
+            }
+            if let Err(e) = self.ring.submit() {
+                if e.raw_os_error() != Some(libc::EBUSY) {
+                    panic!("failed to submit to io_uring: {e}");
+                }
+                // Completions must be reaped first; the next wait does.
+                self.ring.submit_and_wait(0).ok();
+            }
+        }
+    }
+
+    fn reap(&mut self, ready: &mut Vec<usize>) -> bool {
+        let mut any = false;
+        let slots = &mut self.slots;
+        for cqe in self.ring.completion() {
+            let data = cqe.user_data();
+            let op = data >> 48;
+            let (i, generation) = untoken(data & ((1 << 48) - 1));
+            let Some(slot) = slots.get_mut(i) else {
+                continue;
+            };
+            if op == OP_CANCEL || slot.generation != generation || slot.fd < 0 {
+                continue; // of a socket that has been closed
+            }
+            let done = Op::Done(cqe.result());
+            match op {
+                OP_CONNECT => slot.connect = done,
+                OP_SEND => slot.send = done,
+                _ => slot.recv = done,
+            }
+            any = true;
+            ready.push(i);
+        }
+        any
+    }
+
+    /// Submits what is queued and runs pending completions without blocking, making a
+    /// syscall only when there is something to submit or complete.
+    fn poll_now(&mut self) {
+        let pending = {
+            let sq = self.ring.submission();
+            !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
+        };
+        if pending {
+            if let Err(e) = self.ring.submit() {
+                if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY)) {
+                    panic!("failed to submit to io_uring: {e}");
+                }
+            }
+        }
+    }
+}
+
+impl Io for UringIo {
+    fn new(conns: usize, addr: SocketAddr) -> io::Result<Self> {
+        // Each connection has at most two operations in flight (send and receive) plus a
+        // cancellation or a connect; a full queue is submitted early.
+        let entries = (2 * conns + 16).next_power_of_two().clamp(64, 4096) as u32;
+        let ring = build(entries)?;
+        // Ask the kernel not to coalesce this thread's timeouts by the default 50 µs.
+        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        Ok(UringIo {
+            ring,
+            addr: Box::new(sockaddr(addr)),
+            family: if addr.is_ipv4() {
+                libc::AF_INET
+            } else {
+                libc::AF_INET6
+            },
+            slots: (0..conns)
+                .map(|_| Slot {
+                    fd: -1,
+                    generation: 0,
+                    connect: Op::None,
+                    send: Op::None,
+                    recv: Op::None,
+                    buf: Box::new([]),
+                })
+                .collect(),
+        })
+    }
+
+    fn is_open(&self, i: usize) -> bool {
+        self.slots[i].fd >= 0
+    }
+
+    fn connect(&mut self, i: usize) -> io::Result<()> {
+        self.close(i);
+        // A blocking socket: io_uring itself waits for readiness instead of failing with
+        // EAGAIN.
+        // SAFETY: plain syscalls on a descriptor this function owns until stored.
+        let fd = unsafe { libc::socket(self.family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let one: libc::c_int = 1;
+        // SAFETY: a valid descriptor and a c_int option value of the stated size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        let slot = &mut self.slots[i];
+        slot.fd = fd;
+        slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
+        slot.connect = Op::InFlight;
+        if slot.buf.is_empty() {
+            slot.buf = vec![0; RECV_BUF].into_boxed_slice();
+        }
+        let (storage, len) = &*self.addr;
+        let entry = opcode::Connect::new(
+            types::Fd(fd),
+            (storage as *const libc::sockaddr_storage).cast(),
+            *len,
+        )
+        .build()
+        .user_data(self.user_data(i, OP_CONNECT));
+        self.push(entry);
+        Ok(())
+    }
+
+    fn connect_result(&mut self, i: usize) -> Option<io::Result<()>> {
+        match self.slots[i].connect {
+            Op::Done(res) => {
+                self.slots[i].connect = Op::None;
+                Some(result(res).map(|_| ()))
+            }
+            _ => None,
+        }
+    }
+
+    fn write(&mut self, i: usize, bytes: &[u8]) -> io::Result<usize> {
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 {
+            return Err(io::ErrorKind::NotConnected.into());
+        }
+        match slot.send {
+            Op::Done(res) => {
+                slot.send = Op::None;
+                result(res)
+            }
+            Op::InFlight => Err(io::ErrorKind::WouldBlock.into()),
+            Op::None => {
+                slot.send = Op::InFlight;
+                let len = bytes.len().min(u32::MAX as usize) as u32;
+                let entry = opcode::Send::new(types::Fd(slot.fd), bytes.as_ptr(), len)
+                    .flags(libc::MSG_NOSIGNAL)
+                    .build()
+                    .user_data(self.user_data(i, OP_SEND));
+                self.push(entry);
+                // The response's receive goes to the kernel in the same batch.
+                self.watch_idle(i);
+                Err(io::ErrorKind::WouldBlock.into())
+            }
+        }
+    }
+
+    fn read(&mut self, i: usize) -> io::Result<&[u8]> {
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 {
+            return Err(io::ErrorKind::NotConnected.into());
+        }
+        match slot.recv {
+            Op::Done(res) => {
+                slot.recv = Op::None;
+                let n = result(res)?;
+                Ok(&self.slots[i].buf[..n])
+            }
+            Op::InFlight => Err(io::ErrorKind::WouldBlock.into()),
+            Op::None => {
+                self.watch_idle(i);
+                Err(io::ErrorKind::WouldBlock.into())
+            }
+        }
+    }
+
+    fn watch_idle(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 || slot.recv != Op::None {
+            return;
+        }
+        slot.recv = Op::InFlight;
+        let entry = opcode::Recv::new(
+            types::Fd(slot.fd),
+            slot.buf.as_mut_ptr(),
+            slot.buf.len() as u32,
+        )
+        .build()
+        .user_data(self.user_data(i, OP_RECV));
+        self.push(entry);
+    }
+
+    fn close(&mut self, i: usize) {
+        let slot = &self.slots[i];
+        if slot.fd < 0 {
+            return;
+        }
+        let (fd, ops) = (slot.fd, [slot.connect, slot.send, slot.recv]);
+        // Operations in flight hold their own reference to the socket: cancel them (by
+        // user data, so a reused descriptor number is never touched), and since they are
+        // queued ahead of anything for the next socket, a receive buffer is free again
+        // before it is handed out anew.
+        for (op, state) in [OP_CONNECT, OP_SEND, OP_RECV].into_iter().zip(ops) {
+            if state == Op::InFlight {
+                let target = self.user_data(i, op);
+                let entry = opcode::AsyncCancel::new(target)
+                    .build()
+                    .user_data(self.user_data(i, OP_CANCEL));
+                self.push(entry);
+            }
+        }
+        // SAFETY: the descriptor is owned by this slot and forgotten right after.
+        unsafe { libc::close(fd) };
+        let slot = &mut self.slots[i];
+        slot.fd = -1;
+        slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
+        (slot.connect, slot.send, slot.recv) = (Op::None, Op::None, Op::None);
+    }
+
+    fn wait(&mut self, until: Option<Instant>, _precise: bool, ready: &mut Vec<usize>) -> bool {
+        let timeout = until.map(|u| u.saturating_duration_since(Instant::now()).min(MAX_WAIT));
+        match timeout {
+            Some(t) if !t.is_zero() && self.ring.completion().is_empty() => {
+                let ts = types::Timespec::from(t);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                if let Err(e) = self.ring.submitter().submit_with_args(1, &args) {
+                    if !matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) {
+                        panic!("failed to wait on io_uring: {e}");
+                    }
+                }
+            }
+            _ => self.poll_now(),
+        }
+        self.reap(ready)
+    }
+}
+
+impl Drop for UringIo {
+    fn drop(&mut self) {
+        for slot in &self.slots {
+            if slot.fd >= 0 {
+                // SAFETY: the slot owns the descriptor.
+                unsafe { libc::close(slot.fd) };
+            }
+        }
+    }
+}
