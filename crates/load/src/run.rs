@@ -107,6 +107,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             } else {
                 config.spin_polls
             },
+            batch_wait: config.batch_wait,
             conn_ids,
             total_conns: config.connections,
             progress: counter,

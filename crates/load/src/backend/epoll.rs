@@ -115,7 +115,13 @@ impl Io for EpollIo {
         self.streams[i] = None;
     }
 
-    fn wait(&mut self, until: Option<Instant>, precise: bool, ready: &mut Vec<usize>) -> bool {
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        precise: bool,
+        _want: usize,
+        ready: &mut Vec<usize>,
+    ) -> bool {
         let timeout = match until {
             None => Duration::ZERO,
             Some(until) => {

@@ -7,6 +7,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+mod bufring;
 pub(crate) mod epoll;
 pub(crate) mod uring;
 
@@ -88,8 +89,15 @@ pub(crate) trait Io: Sized {
 
     /// Waits until a connection has news or the time is up (`None`: do not block; `Some`
     /// with `precise`: wake at `until` to the microsecond rather than the millisecond) and
-    /// appends those connections to `ready`. Returns whether any arrived.
-    fn wait(&mut self, until: Option<Instant>, precise: bool, ready: &mut Vec<usize>) -> bool;
+    /// appends those connections to `ready`. Returns whether any arrived. A back end that
+    /// can may sleep on until `want` operations have completed (or `until`).
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        precise: bool,
+        want: usize,
+        ready: &mut Vec<usize>,
+    ) -> bool;
 }
 
 /// A blocking wait that should never last longer than this (the timeout scan needs turns).

@@ -4,18 +4,28 @@
 //! deferred task work where the kernel has it (6.1+), so completions are only run when
 //! this thread asks for them; a flag in the shared ring says when some are pending, so a
 //! spin before sleeping reads memory rather than making syscalls.
+//!
+//! Each connection's receive is one multishot receive into a ring of provided buffers
+//! ([`super::bufring`]), armed once per socket: no re-arming, no failed first attempt and
+//! no readiness poll set up anew per response. Needs kernel 6.1; `auto` uses epoll on older
+//! ones.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::time::Instant;
 
-use io_uring::{opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
+use super::bufring::{BufRing, GROUP};
 use super::{token, untoken, Io, MAX_WAIT};
 
-/// Bytes each connection can receive per completion.
+/// Bytes of one provided receive buffer.
 const RECV_BUF: usize = 16 * 1024;
+
+/// Reads of the ring's flags in one non-blocking poll that finds nothing.
+const SPIN_CHECKS: u32 = 64;
 
 /// What a completion belongs to, in bits 48.. of its user data.
 const OP_CONNECT: u64 = 0;
@@ -38,23 +48,26 @@ struct Slot {
     generation: u32,
     connect: Op,
     send: Op,
-    recv: Op,
-    /// Receive buffer, allocated on first use.
-    buf: Box<[u8]>,
+    /// The multishot receive is armed.
+    receiving: bool,
+    /// Receive completions not read yet: result and buffer.
+    received: VecDeque<(i32, Option<u16>)>,
 }
 
-/// Kernel support for io_uring, as this process may use it (seccomp included).
+/// Kernel support for io_uring as this back end uses it, as this process may use it
+/// (seccomp included).
 pub(crate) fn probe() -> io::Result<()> {
     let ring = build(8)?;
     if !ring.params().is_feature_ext_arg() {
-        // Waiting with a timeout needs IORING_FEAT_EXT_ARG (5.11).
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "io_uring without timeout waits (kernel older than 5.11)",
         ));
     }
-    // A refused io_uring_enter (seccomp may allow setup but not enter) shows here.
+    // A refused io_uring_enter (seccomp may allow setup but not enter) shows here, and so
+    // does a kernel without provided buffer rings.
     ring.submitter().submit()?;
+    BufRing::new(&ring, 1, 64)?;
     Ok(())
 }
 
@@ -63,24 +76,23 @@ pub(crate) fn available() -> bool {
     probe().is_ok()
 }
 
-/// The best ring this kernel accepts: single issuer with deferred task work (6.1), else
-/// cooperative task work (5.19), else a plain one.
+/// A single-issuer ring with deferred task work (6.1) that flags pending completions.
 fn build(entries: u32) -> io::Result<IoUring> {
-    let mut best = IoUring::builder();
-    best.setup_single_issuer()
+    IoUring::builder()
+        .setup_single_issuer()
         .setup_defer_taskrun()
         .setup_taskrun_flag()
-        .setup_clamp();
-    let mut coop = IoUring::builder();
-    coop.setup_coop_taskrun().setup_taskrun_flag().setup_clamp();
-    best.build(entries)
-        .or_else(|_| coop.build(entries))
-        .or_else(|_| IoUring::builder().setup_clamp().build(entries))
+        .setup_clamp()
+        .build(entries)
 }
 
 /// A ring and the per-connection sockets it drives.
 pub(crate) struct UringIo {
+    /// Declared first, so dropped before the buffers it may write into.
     ring: IoUring,
+    bufs: BufRing,
+    /// The buffer of the slice [`Io::read`] last returned, handed back on the next call.
+    lent: Option<u16>,
     /// The target, in the form connect wants (boxed: its address goes to the kernel).
     addr: Box<(libc::sockaddr_storage, libc::socklen_t)>,
     family: libc::c_int,
@@ -149,36 +161,71 @@ impl UringIo {
 
     fn reap(&mut self, ready: &mut Vec<usize>) -> bool {
         let mut any = false;
-        let slots = &mut self.slots;
+        let mut rearm = Vec::new();
+        let (slots, bufs) = (&mut self.slots, &mut self.bufs);
         for cqe in self.ring.completion() {
             let data = cqe.user_data();
             let op = data >> 48;
             let (i, generation) = untoken(data & ((1 << 48) - 1));
+            let buf = cqueue::buffer_select(cqe.flags());
             let Some(slot) = slots.get_mut(i) else {
                 continue;
             };
             if op == OP_CANCEL || slot.generation != generation || slot.fd < 0 {
-                continue; // of a socket that has been closed
+                // Of a socket that has been closed.
+                if let Some(bid) = buf {
+                    bufs.put(bid);
+                }
+                continue;
             }
-            let done = Op::Done(cqe.result());
             match op {
-                OP_CONNECT => slot.connect = done,
-                OP_SEND => slot.send = done,
-                _ => slot.recv = done,
+                OP_CONNECT => slot.connect = Op::Done(cqe.result()),
+                OP_SEND => slot.send = Op::Done(cqe.result()),
+                _ => {
+                    if !cqueue::more(cqe.flags()) {
+                        slot.receiving = false;
+                    }
+                    if cqe.result() == -libc::ENOBUFS {
+                        // Every buffer was in use: receive again once some are back.
+                        rearm.push(i);
+                        continue;
+                    }
+                    slot.received.push_back((cqe.result(), buf));
+                }
             }
             any = true;
             ready.push(i);
         }
+        self.bufs.publish();
+        for i in rearm {
+            self.watch_idle(i);
+        }
         any
+    }
+
+    /// Hands back the buffer of the last read.
+    fn give_back(&mut self) {
+        if let Some(bid) = self.lent.take() {
+            self.bufs.put(bid);
+            self.bufs.publish();
+        }
     }
 
     /// Submits what is queued and runs pending completions without blocking, making a
     /// syscall only when there is something to submit or complete.
     fn poll_now(&mut self) {
-        let pending = {
-            let sq = self.ring.submission();
-            !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
-        };
+        let mut pending = false;
+        // A few µs of reading the ring's flags (no syscall, no PAUSE that a hypervisor
+        // might trap) before giving up: completions arrive as deferred task work, flagged.
+        for _ in 0..SPIN_CHECKS {
+            pending = {
+                let sq = self.ring.submission();
+                !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
+            };
+            if pending || !self.ring.completion().is_empty() {
+                break;
+            }
+        }
         if pending {
             if let Err(e) = self.ring.submit() {
                 if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY)) {
@@ -195,11 +242,18 @@ impl Io for UringIo {
         // cancellation or a connect; a full queue is submitted early.
         let entries = (2 * conns + 16).next_power_of_two().clamp(64, 4096) as u32;
         let ring = build(entries)?;
+        // A buffer per connection: a connection's are read in the loop turn they arrive
+        // in, and running out only delays a receive (it is armed again). Only the pages
+        // written into count in the resident size.
+        let count = conns.next_power_of_two().clamp(16, 32768) as u16;
+        let bufs = BufRing::new(&ring, count, RECV_BUF)?;
         // Ask the kernel not to coalesce this thread's timeouts by the default 50 µs.
         // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         Ok(UringIo {
             ring,
+            bufs,
+            lent: None,
             addr: Box::new(sockaddr(addr)),
             family: if addr.is_ipv4() {
                 libc::AF_INET
@@ -212,8 +266,8 @@ impl Io for UringIo {
                     generation: 0,
                     connect: Op::None,
                     send: Op::None,
-                    recv: Op::None,
-                    buf: Box::new([]),
+                    receiving: false,
+                    received: VecDeque::new(),
                 })
                 .collect(),
         })
@@ -247,9 +301,6 @@ impl Io for UringIo {
         slot.fd = fd;
         slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
         slot.connect = Op::InFlight;
-        if slot.buf.is_empty() {
-            slot.buf = vec![0; RECV_BUF].into_boxed_slice();
-        }
         let (storage, len) = &*self.addr;
         let entry = opcode::Connect::new(
             types::Fd(fd),
@@ -299,18 +350,23 @@ impl Io for UringIo {
     }
 
     fn read(&mut self, i: usize) -> io::Result<&[u8]> {
+        self.give_back();
         let slot = &mut self.slots[i];
         if slot.fd < 0 {
             return Err(io::ErrorKind::NotConnected.into());
         }
-        match slot.recv {
-            Op::Done(res) => {
-                slot.recv = Op::None;
+        match slot.received.pop_front() {
+            Some((res, bid)) => {
                 let n = result(res)?;
-                Ok(&self.slots[i].buf[..n])
+                match bid {
+                    Some(bid) => {
+                        self.lent = Some(bid);
+                        Ok(self.bufs.data(bid, n))
+                    }
+                    None => Ok(&[]),
+                }
             }
-            Op::InFlight => Err(io::ErrorKind::WouldBlock.into()),
-            Op::None => {
+            None => {
                 self.watch_idle(i);
                 Err(io::ErrorKind::WouldBlock.into())
             }
@@ -319,17 +375,13 @@ impl Io for UringIo {
 
     fn watch_idle(&mut self, i: usize) {
         let slot = &mut self.slots[i];
-        if slot.fd < 0 || slot.recv != Op::None {
+        if slot.fd < 0 || slot.receiving {
             return;
         }
-        slot.recv = Op::InFlight;
-        let entry = opcode::Recv::new(
-            types::Fd(slot.fd),
-            slot.buf.as_mut_ptr(),
-            slot.buf.len() as u32,
-        )
-        .build()
-        .user_data(self.user_data(i, OP_RECV));
+        slot.receiving = true;
+        let entry = opcode::RecvMulti::new(types::Fd(slot.fd), GROUP)
+            .build()
+            .user_data(self.user_data(i, OP_RECV));
         self.push(entry);
     }
 
@@ -338,11 +390,15 @@ impl Io for UringIo {
         if slot.fd < 0 {
             return;
         }
-        let (fd, ops) = (slot.fd, [slot.connect, slot.send, slot.recv]);
+        let receive = if slot.receiving {
+            Op::InFlight
+        } else {
+            Op::None
+        };
+        let (fd, ops) = (slot.fd, [slot.connect, slot.send, receive]);
         // Operations in flight hold their own reference to the socket: cancel them (by
-        // user data, so a reused descriptor number is never touched), and since they are
-        // queued ahead of anything for the next socket, a receive buffer is free again
-        // before it is handed out anew.
+        // user data, so a reused descriptor number is never touched). Their completions,
+        // and any receive not read yet, hand their buffers back.
         for (op, state) in [OP_CONNECT, OP_SEND, OP_RECV].into_iter().zip(ops) {
             if state == Op::InFlight {
                 let target = self.user_data(i, op);
@@ -357,16 +413,29 @@ impl Io for UringIo {
         let slot = &mut self.slots[i];
         slot.fd = -1;
         slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
-        (slot.connect, slot.send, slot.recv) = (Op::None, Op::None, Op::None);
+        (slot.connect, slot.send, slot.receiving) = (Op::None, Op::None, false);
+        for (_, bid) in std::mem::take(&mut slot.received) {
+            if let Some(bid) = bid {
+                self.bufs.put(bid);
+            }
+        }
+        self.bufs.publish();
     }
 
-    fn wait(&mut self, until: Option<Instant>, _precise: bool, ready: &mut Vec<usize>) -> bool {
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        _precise: bool,
+        want: usize,
+        ready: &mut Vec<usize>,
+    ) -> bool {
+        self.give_back();
         let timeout = until.map(|u| u.saturating_duration_since(Instant::now()).min(MAX_WAIT));
         match timeout {
             Some(t) if !t.is_zero() && self.ring.completion().is_empty() => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                if let Err(e) = self.ring.submitter().submit_with_args(1, &args) {
+                if let Err(e) = self.ring.submitter().submit_with_args(want.max(1), &args) {
                     if !matches!(
                         e.raw_os_error(),
                         Some(libc::ETIME | libc::EINTR | libc::EBUSY)

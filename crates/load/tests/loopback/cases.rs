@@ -123,6 +123,18 @@ fn request_count_is_exact_with_and_without_spinning_before_sleep() {
 }
 
 #[test]
+fn request_count_is_exact_with_a_batch_wait() {
+    // io_uring sleeps until every request in flight is answered (or 200 µs); epoll
+    // ignores the setting. Either way each request is counted once.
+    let server = serve(Behavior::Ok);
+    let mut c = config(&server, 8, Limit::Requests(2000));
+    c.batch_wait = Duration::from_micros(200);
+    let r = run(&c).unwrap();
+    assert_eq!((r.requests, r.successes, r.latency.count), (2000, 2000, 2000));
+    assert_eq!(server.requests(), 2000);
+}
+
+#[test]
 fn more_connections_than_requests_is_fine() {
     let server = serve(Behavior::Ok);
     let r = run(&config(&server, 20, Limit::Requests(3))).unwrap();
