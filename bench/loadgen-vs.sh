@@ -9,8 +9,9 @@
 #   ONLY=open RATE=100000 bench/loadgen-vs.sh  # only the open-model cells (ka, close, open)
 #   TOOLS="wrk ours" bench/loadgen-vs.sh       # only these tools (default: all found)
 #
-# `ours` runs with its default back end (io_uring where the kernel allows it) and
-# `ours-epoll` with `--backend epoll`; each result line names the back end that ran.
+# `ours` runs with its default back end (io_uring where the kernel allows it), `ours-epoll`
+# with `--backend epoll` and `ours-batch` with `--batch-wait $BATCH_WAIT` (default 200us);
+# each result line names the back end that ran.
 #
 # wrk2 is not packaged in Debian. Give its binary with WRK2=/path (or put `wrk2` on PATH or
 # in $TOOLS_ROOT/bin): build it yourself from github.com/giltene/wrk2 (`make`), outside this
@@ -31,6 +32,7 @@ PORT=${PORT:-18089}
 RATE=${RATE:-100000}
 OPEN_CONNS=${OPEN_CONNS:-50}
 OPEN_WARMUP=${OPEN_WARMUP:-10}
+BATCH_WAIT=${BATCH_WAIT:-200us}
 ONLY=${ONLY:-"ka close open"}
 TOOLS_ROOT=${TOOLS_ROOT:-/var/cache/benchrun/tools}
 INSTALL=${INSTALL:-1}   # 0: use what is installed, skip missing tools
@@ -119,13 +121,19 @@ trap stop_nginx EXIT
 run_one() {
   local tool=$1 c=$2 mode=$3 out="$WORK/out.txt" tm="$WORK/time.txt" cmd rps p99 secs=$DURATION
   local kind=$tool
-  # ours-epoll: ours with the epoll back end forced (ours alone picks io_uring when it can).
-  if [ "$tool" = ours-epoll ]; then kind=ours; export BENCHRUN_LOAD_BACKEND=epoll; else unset BENCHRUN_LOAD_BACKEND; fi
+  # ours-epoll: ours with the epoll back end forced (ours alone picks io_uring when it can);
+  # ours-batch: ours with --batch-wait $BATCH_WAIT (io_uring wakes once per batch).
+  local extra=()
+  unset BENCHRUN_LOAD_BACKEND
+  case $tool in
+    ours-epoll) kind=ours; export BENCHRUN_LOAD_BACKEND=epoll ;;
+    ours-batch) kind=ours; extra=(--batch-wait "$BATCH_WAIT") ;;
+  esac
   case "$kind/$mode" in
     wrk/ka) cmd=(wrk -t1 -c"$c" -d"${DURATION}s" "$URL") ;;
-    ours/ka) cmd=("$OURS" -c "$c" -d "${DURATION}s" --output json "$URL") ;;
-    ours/close) cmd=("$OURS" -c "$c" -d "${DURATION}s" --no-keepalive --output json "$URL") ;;
-    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --warmup "${OPEN_WARMUP}s" --rate "$RATE" --output json "$URL")
+    ours/ka) cmd=("$OURS" -c "$c" -d "${DURATION}s" "${extra[@]}" --output json "$URL") ;;
+    ours/close) cmd=("$OURS" -c "$c" -d "${DURATION}s" --no-keepalive "${extra[@]}" --output json "$URL") ;;
+    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --warmup "${OPEN_WARMUP}s" --rate "$RATE" "${extra[@]}" --output json "$URL")
       secs=$((DURATION + OPEN_WARMUP)) ;;
     wrk2/open) [ -n "$WRK2" ] || return 0
       cmd=("$WRK2" -t1 -c"$c" -d"$((DURATION + OPEN_WARMUP))s" -R"$RATE" --latency "$URL")
@@ -199,14 +207,14 @@ main() {
     log "round $round"
     if [[ " $ONLY " == *" ka "* ]]; then
       for c in $CONNS; do
-        for tool in wrk ours ours-epoll oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
+        for tool in wrk ours ours-epoll ours-batch oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
       done
     fi
     if [[ " $ONLY " == *" close "* ]]; then
       for tool in ab ours ours-epoll; do run_one "$tool" 50 close; done
     fi
     if [[ " $ONLY " == *" open "* ]]; then
-      for tool in wrk2 ours ours-epoll; do run_one "$tool" "$OPEN_CONNS" open; done
+      for tool in wrk2 ours ours-epoll ours-batch; do run_one "$tool" "$OPEN_CONNS" open; done
     fi
   done
   python3 - "$RESULTS" "$RATE" <<'PY'

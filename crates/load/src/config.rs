@@ -156,10 +156,11 @@ pub struct Config {
     /// The I/O back end of the event loops; `Auto` (the default) picks io_uring when the
     /// kernel allows it, else epoll.
     pub backend: Backend,
-    /// Closed model with io_uring: a thread sleeps until all its requests in flight have
-    /// completed or this long has passed, so it wakes once per batch of responses rather
-    /// than per response (less CPU per request); a response's latency may then include up
-    /// to this long of waiting. Zero (the default) wakes on the first completion.
+    /// With io_uring: a thread sleeps until all its requests in flight have completed or
+    /// this long has passed (open model: or its next send is due), so it wakes once per
+    /// batch of responses rather than per response (less CPU per request); a response's
+    /// latency may then include up to this long of waiting. Zero (the default) wakes on the
+    /// first completion.
     pub batch_wait: Duration,
     /// Warm-up before the measured window.
     pub warmup: Warmup,

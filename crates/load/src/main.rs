@@ -67,9 +67,10 @@ struct LoadArgs {
     #[arg(long, env = "BENCHRUN_LOAD_BACKEND", value_name = "B", default_value = "auto",
           value_parser = ["auto", "epoll", "io-uring"])]
     backend: String,
-    /// Closed model, io_uring: sleep until every request in flight has completed, or at
-    /// most D (e.g. 200us), so the thread wakes once per batch of responses: less CPU per
-    /// request, but a latency may include up to D of waiting. 0 (default) = off.
+    /// io_uring: sleep until every request in flight has completed, or at most D (e.g.
+    /// 200us; open model: or the next send is due), so the thread wakes once per batch of
+    /// responses: less CPU per request, but a latency may include up to D of waiting.
+    /// 0 (default) = off.
     #[arg(long, value_name = "D", default_value = "0")]
     batch_wait: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).

@@ -84,8 +84,8 @@ pub(crate) struct WorkerSettings {
     /// Non-blocking polls before blocking while requests are in flight (0 in the open
     /// model, which should stay cheap rather than spin).
     pub spin: u32,
-    /// Closed model, io_uring: a blocking wait sleeps until every request in flight has
-    /// completed or this long has passed (zero: wakes on the first completion).
+    /// io_uring: a blocking wait sleeps until every request in flight has completed or
+    /// this long has passed (zero: wakes on the first completion).
     pub batch_wait: Duration,
     /// Closed model: pause between a response and the connection's next request.
     pub think: Option<Duration>,
@@ -274,11 +274,11 @@ impl<B: Io> Worker<B> {
     }
 
     /// How many completions a blocking wait waits for, and until when: one, or with a
-    /// batch wait (closed model) all requests in flight for at most `batch_wait`. Waking
-    /// once per batch saves a sleep and a wake-up per response; the price is that a
-    /// response's latency may include up to `batch_wait` of waiting for the others.
+    /// batch wait all requests in flight for at most `batch_wait` (and never past the next
+    /// due send). Waking once per batch saves a sleep and a wake-up per response; the price
+    /// is that a response's latency may include up to `batch_wait` of waiting for others.
     fn batch(&self, wake: Instant) -> (usize, Instant) {
-        if self.s.batch_wait.is_zero() || self.s.interval.is_some() || self.in_flight < 2 {
+        if self.s.batch_wait.is_zero() || self.in_flight < 2 {
             return (1, wake);
         }
         (self.in_flight, wake.min(Instant::now() + self.s.batch_wait))
