@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 mod bufring;
 pub(crate) mod epoll;
+mod sock;
 pub(crate) mod uring;
 
 /// Which back end runs the event loops.

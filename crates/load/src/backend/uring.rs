@@ -19,6 +19,7 @@ use std::time::Instant;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::bufring::{BufRing, GROUP};
+use super::sock;
 use super::{token, untoken, Io, MAX_WAIT};
 
 /// Bytes of one provided receive buffer.
@@ -31,7 +32,7 @@ const SPIN_CHECKS: u32 = 64;
 const OP_CONNECT: u64 = 0;
 const OP_SEND: u64 = 1;
 const OP_RECV: u64 = 2;
-/// Cancellations of an abandoned socket's operations; their completions are ignored.
+/// Cancellations and closes of an abandoned socket; their completions are ignored.
 const OP_CANCEL: u64 = 3;
 
 /// One operation of a connection.
@@ -97,33 +98,6 @@ pub(crate) struct UringIo {
     addr: Box<(libc::sockaddr_storage, libc::socklen_t)>,
     family: libc::c_int,
     slots: Vec<Slot>,
-}
-
-fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: all-zero is a valid sockaddr_storage; the family-specific views written below
-    // fit inside it.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            // SAFETY: sockaddr_in fits in and is aligned within sockaddr_storage.
-            let sin = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in) };
-            sin.sin_family = libc::AF_INET as libc::sa_family_t;
-            sin.sin_port = a.port().to_be();
-            sin.sin_addr.s_addr = u32::from(*a.ip()).to_be();
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            // SAFETY: sockaddr_in6 fits in and is aligned within sockaddr_storage.
-            let sin6 = unsafe { &mut *(&mut storage as *mut _ as *mut libc::sockaddr_in6) };
-            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            sin6.sin6_port = a.port().to_be();
-            sin6.sin6_addr.s6_addr = a.ip().octets();
-            sin6.sin6_flowinfo = a.flowinfo();
-            sin6.sin6_scope_id = a.scope_id();
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (storage, len as libc::socklen_t)
 }
 
 fn result(res: i32) -> io::Result<usize> {
@@ -254,7 +228,7 @@ impl Io for UringIo {
             ring,
             bufs,
             lent: None,
-            addr: Box::new(sockaddr(addr)),
+            addr: Box::new(sock::sockaddr(addr)),
             family: if addr.is_ipv4() {
                 libc::AF_INET
             } else {
@@ -279,24 +253,7 @@ impl Io for UringIo {
 
     fn connect(&mut self, i: usize) -> io::Result<()> {
         self.close(i);
-        // A blocking socket: io_uring itself waits for readiness instead of failing with
-        // EAGAIN.
-        // SAFETY: plain syscalls on a descriptor this function owns until stored.
-        let fd = unsafe { libc::socket(self.family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let one: libc::c_int = 1;
-        // SAFETY: a valid descriptor and a c_int option value of the stated size.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        let fd = sock::tcp_socket(self.family)?;
         let slot = &mut self.slots[i];
         slot.fd = fd;
         slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
@@ -408,8 +365,12 @@ impl Io for UringIo {
                 self.push(entry);
             }
         }
-        // SAFETY: the descriptor is owned by this slot and forgotten right after.
-        unsafe { libc::close(fd) };
+        // The close goes with the turn's other submissions (one syscall less per request
+        // without keep-alive); the descriptor number stays taken until it has run.
+        let entry = opcode::Close::new(types::Fd(fd))
+            .build()
+            .user_data(self.user_data(i, OP_CANCEL));
+        self.push(entry);
         let slot = &mut self.slots[i];
         slot.fd = -1;
         slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
@@ -452,6 +413,8 @@ impl Io for UringIo {
 
 impl Drop for UringIo {
     fn drop(&mut self) {
+        // Queued closes (and cancellations) run now rather than leak their descriptors.
+        let _ = self.ring.submit();
         for slot in &self.slots {
             if slot.fd >= 0 {
                 // SAFETY: the slot owns the descriptor.
