@@ -7,6 +7,11 @@
 #   ROUNDS=1 DURATION=3 bench/loadgen-vs.sh   # quick look
 #   INSTALL=0 CONNS=50 bench/loadgen-vs.sh    # only the installed tools, only c=50
 #   ONLY=open RATE=100000 bench/loadgen-vs.sh  # only the open-model cells (ka, close, open)
+#   TOOLS="wrk ours" bench/loadgen-vs.sh       # only these tools (default: all found)
+#
+# `ours` runs with its default back end (io_uring where the kernel allows it), `ours-epoll`
+# with `--backend epoll` and `ours-batch` with `--batch-wait $BATCH_WAIT` (default 200us);
+# each result line names the back end that ran.
 #
 # wrk2 is not packaged in Debian. Give its binary with WRK2=/path (or put `wrk2` on PATH or
 # in $TOOLS_ROOT/bin): build it yourself from github.com/giltene/wrk2 (`make`), outside this
@@ -27,6 +32,7 @@ PORT=${PORT:-18089}
 RATE=${RATE:-100000}
 OPEN_CONNS=${OPEN_CONNS:-50}
 OPEN_WARMUP=${OPEN_WARMUP:-10}
+BATCH_WAIT=${BATCH_WAIT:-200us}
 ONLY=${ONLY:-"ka close open"}
 TOOLS_ROOT=${TOOLS_ROOT:-/var/cache/benchrun/tools}
 INSTALL=${INSTALL:-1}   # 0: use what is installed, skip missing tools
@@ -114,11 +120,20 @@ trap stop_nginx EXIT
 # which CPU per request is counted; p99_us: open model only, else 0).
 run_one() {
   local tool=$1 c=$2 mode=$3 out="$WORK/out.txt" tm="$WORK/time.txt" cmd rps p99 secs=$DURATION
-  case "$tool/$mode" in
+  local kind=$tool
+  # ours-epoll: ours with the epoll back end forced (ours alone picks io_uring when it can);
+  # ours-batch: ours with --batch-wait $BATCH_WAIT (io_uring wakes once per batch).
+  local extra=()
+  unset BENCHRUN_LOAD_BACKEND
+  case $tool in
+    ours-epoll) kind=ours; export BENCHRUN_LOAD_BACKEND=epoll ;;
+    ours-batch) kind=ours; extra=(--batch-wait "$BATCH_WAIT") ;;
+  esac
+  case "$kind/$mode" in
     wrk/ka) cmd=(wrk -t1 -c"$c" -d"${DURATION}s" "$URL") ;;
-    ours/ka) cmd=("$OURS" -c "$c" -d "${DURATION}s" --output json "$URL") ;;
-    ours/close) cmd=("$OURS" -c "$c" -d "${DURATION}s" --no-keepalive --output json "$URL") ;;
-    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --warmup "${OPEN_WARMUP}s" --rate "$RATE" --output json "$URL")
+    ours/ka) cmd=("$OURS" -c "$c" -d "${DURATION}s" "${extra[@]}" --output json "$URL") ;;
+    ours/close) cmd=("$OURS" -c "$c" -d "${DURATION}s" --no-keepalive "${extra[@]}" --output json "$URL") ;;
+    ours/open) cmd=("$OURS" -c "$c" -d "${DURATION}s" --warmup "${OPEN_WARMUP}s" --rate "$RATE" "${extra[@]}" --output json "$URL")
       secs=$((DURATION + OPEN_WARMUP)) ;;
     wrk2/open) [ -n "$WRK2" ] || return 0
       cmd=("$WRK2" -t1 -c"$c" -d"$((DURATION + OPEN_WARMUP))s" -R"$RATE" --latency "$URL")
@@ -131,15 +146,24 @@ run_one() {
     *) log "unknown cell $tool/$mode"; return ;;
   esac
   command -v "${cmd[0]}" >/dev/null || return 0
+  if [ -n "${TOOLS:-}" ] && [[ " $TOOLS " != *" $tool "* ]]; then return 0; fi
   /usr/bin/time -f '%U %S %M' -o "$tm" taskset -c "$CLIENT_CPU" "${cmd[@]}" >"$out" 2>&1 || true
-  rps=$(parse_rps "$tool" "$out")
+  rps=$(parse_rps "$kind" "$out")
   p99=0
-  if [ "$mode" = open ]; then p99=$(parse_p99 "$tool" "$out"); fi
+  if [ "$mode" = open ]; then p99=$(parse_p99 "$kind" "$out"); fi
   read -r u s rss <"$tm"
   echo "$tool $mode $c ${rps:-0} $(python3 -c "print($u+$s)") $rss $secs ${p99:-0}" >>"$RESULTS"
   log "  $tool $mode c=$c: ${rps:-?} req/s, cpu $(python3 -c "print(round($u+$s,2))") s, rss ${rss} KB$([ "$mode" = open ] && echo ", p99 ${p99} us")"
-  if [ "$tool/$mode" = ours/open ]; then
-    python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["schedule_lag"]; m, x = l["mean_us"], l["max_us"]; print(f"    ours schedule lag: mean {m:.1f} us, max {x} us")' "$out" >&2
+  if [ "$kind" = ours ]; then
+    python3 - "$out" "$tool" >&2 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+line = f"    {sys.argv[2]}: backend {r.get('backend', '?')}"
+lag = r.get("schedule_lag")
+if lag:
+    line += f", schedule lag mean {lag['mean_us']:.1f} us, max {lag['max_us']} us"
+print(line)
+PY
   fi
 }
 
@@ -183,14 +207,14 @@ main() {
     log "round $round"
     if [[ " $ONLY " == *" ka "* ]]; then
       for c in $CONNS; do
-        for tool in wrk ours oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
+        for tool in wrk ours ours-epoll ours-batch oha bombardier h2load ab; do run_one "$tool" "$c" ka; done
       done
     fi
     if [[ " $ONLY " == *" close "* ]]; then
-      for tool in ab ours; do run_one "$tool" 50 close; done
+      for tool in ab ours ours-epoll; do run_one "$tool" 50 close; done
     fi
     if [[ " $ONLY " == *" open "* ]]; then
-      for tool in wrk2 ours; do run_one "$tool" "$OPEN_CONNS" open; done
+      for tool in wrk2 ours ours-epoll ours-batch; do run_one "$tool" "$OPEN_CONNS" open; done
     fi
   done
   python3 - "$RESULTS" "$RATE" <<'PY'

@@ -100,6 +100,7 @@ pub(crate) fn load() -> LoadResult {
         start_late_ms: None,
         window_start_spread_ms: 0,
         seed: None,
+        backend: None,
     }
 }
 

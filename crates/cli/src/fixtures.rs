@@ -124,6 +124,7 @@ fn load(
         start_late_ms: None,
         window_start_spread_ms: 0,
         seed: None,
+        backend: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::scenario::{self, Scenario};
 use crate::template::{Template, ValueSpec};
@@ -152,6 +153,15 @@ pub struct Config {
     /// outstanding, before it sleeps (0: sleep at once). A few µs of polling keep the
     /// server's core from paying for a wake-up of this thread on every response.
     pub spin_polls: u32,
+    /// The I/O back end of the event loops; `Auto` (the default) picks io_uring when the
+    /// kernel allows it, else epoll.
+    pub backend: Backend,
+    /// With io_uring: a thread sleeps until all its requests in flight have completed or
+    /// this long has passed (open model: or its next send is due), so it wakes once per
+    /// batch of responses rather than per response (less CPU per request); a response's
+    /// latency may then include up to this long of waiting. Zero (the default) wakes on the
+    /// first completion.
+    pub batch_wait: Duration,
     /// Warm-up before the measured window.
     pub warmup: Warmup,
     /// Per-request timeout (connect included).
@@ -215,6 +225,8 @@ impl Config {
             rate: None,
             schedule_quantum: DEFAULT_SCHEDULE_QUANTUM,
             spin_polls: DEFAULT_SPIN_POLLS,
+            backend: Backend::Auto,
+            batch_wait: Duration::ZERO,
             warmup: Warmup::None,
             timeout: Duration::from_secs(10),
             keepalive: true,
@@ -260,6 +272,9 @@ impl Config {
             return bad(
                 "schedule quantum must be at most 10ms (it delays sends by up to its length)",
             );
+        }
+        if self.batch_wait > Duration::from_millis(10) {
+            return bad("batch wait must be at most 10ms (it may add that much to a latency)");
         }
         if self.timeout.is_zero() {
             return bad("timeout must be positive");

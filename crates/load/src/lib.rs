@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod config;
 pub mod error;
 pub mod hist;
@@ -30,6 +31,7 @@ pub mod template;
 mod timer;
 mod worker;
 
+pub use backend::Backend;
 pub use config::{Config, Limit, Target, Warmup};
 pub use error::{Error, Result};
 pub use result::{

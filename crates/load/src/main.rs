@@ -62,6 +62,17 @@ struct LoadArgs {
     /// that found events and halves after one that had to give up.
     #[arg(long, value_name = "N", default_value_t = benchrun_load::config::DEFAULT_SPIN_POLLS)]
     spin: u32,
+    /// I/O back end: io-uring (batched syscalls), epoll, or auto (io-uring when the kernel
+    /// and seccomp allow it, else epoll). The result's `backend` says which ran.
+    #[arg(long, env = "BENCHRUN_LOAD_BACKEND", value_name = "B", default_value = "auto",
+          value_parser = ["auto", "epoll", "io-uring"])]
+    backend: String,
+    /// io_uring: sleep until every request in flight has completed, or at most D (e.g.
+    /// 200us; open model: or the next send is due), so the thread wakes once per batch of
+    /// responses: less CPU per request, but a latency may include up to D of waiting.
+    /// 0 (default) = off.
+    #[arg(long, value_name = "D", default_value = "0")]
+    batch_wait: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
     #[arg(long)]
     warmup: Option<String>,
@@ -167,6 +178,8 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     };
     c.rate = a.rate;
     c.spin_polls = a.spin;
+    c.backend = benchrun_load::Backend::parse(&a.backend).unwrap_or_default();
+    c.batch_wait = parse_quantum(&a.batch_wait)?;
     c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
     if let Some(w) = &a.warmup {
         c.warmup = parse_warmup(w)?;
@@ -264,7 +277,7 @@ fn print(result: &LoadResult, output: Output) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Parses `--schedule-quantum`: a duration, or `0` for none.
+/// Parses `--schedule-quantum` or `--batch-wait`: a duration, or `0` for none.
 fn parse_quantum(text: &str) -> anyhow::Result<std::time::Duration> {
     if text.trim() == "0" {
         return Ok(std::time::Duration::ZERO);

@@ -148,6 +148,10 @@ pub struct LoadResult {
     /// scenario declared values; generators that share a seed merge to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The I/O back end that ran the load: `io-uring` or `epoll` (merged: the distinct
+    /// ones, sorted, joined by commas). Absent in results of generators before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -385,6 +389,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.window_start_ms = out.window_start_ms.min(r.window_start_ms);
         out.start_at_ms = out.start_at_ms.or(r.start_at_ms);
         out.seed = out.seed.or(r.seed);
+        out.backend = merge_backends(out.backend.take(), r.backend.as_deref());
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;
@@ -473,6 +478,17 @@ pub(crate) fn merge_scenarios<'a>(
             m
         })
         .collect())
+}
+
+/// The back ends of two results to merge: one name when they agree, else the distinct
+/// names sorted and joined by commas.
+fn merge_backends(a: Option<String>, b: Option<&str>) -> Option<String> {
+    let Some(b) = b else { return a };
+    let Some(a) = a else { return Some(b.into()) };
+    let mut names: Vec<&str> = a.split(',').chain(b.split(',')).collect();
+    names.sort_unstable();
+    names.dedup();
+    Some(names.join(","))
 }
 
 fn lag_total(r: &LoadResult) -> f64 {

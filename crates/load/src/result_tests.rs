@@ -52,6 +52,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         start_late_ms: None,
         window_start_spread_ms: 0,
         seed: None,
+        backend: None,
     }
 }
 
@@ -168,5 +169,27 @@ fn merge_reports_how_far_apart_the_windows_started_and_the_latest_start() {
     assert!(
         json.get("window_start_spread_ms").is_none(),
         "absent when 0"
+    );
+}
+
+#[test]
+fn merge_names_each_back_end_once_and_results_without_one_still_parse() {
+    let on = |backend: Option<&str>| LoadResult {
+        backend: backend.map(String::from),
+        ..result_from(&[10], 0, 1000, 0)
+    };
+    let same = merge(&[on(Some("io-uring")), on(Some("io-uring"))]).unwrap();
+    assert_eq!(same.backend.as_deref(), Some("io-uring"));
+    let mixed = [on(Some("io-uring")), on(Some("epoll")), on(None)];
+    assert_eq!(
+        merge(&mixed).unwrap().backend.as_deref(),
+        Some("epoll,io-uring")
+    );
+    let old = on(None);
+    let json = serde_json::to_string(&old).unwrap();
+    assert!(!json.contains("backend"), "{json}");
+    assert_eq!(
+        serde_json::from_str::<LoadResult>(&json).unwrap().backend,
+        None
     );
 }

@@ -6,6 +6,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::backend::epoll::EpollIo;
+use crate::backend::uring::UringIo;
+use crate::backend::{Backend, Io};
 use crate::config::{Config, Limit, Warmup};
 use crate::error::{Error, Result};
 use crate::hist;
@@ -33,6 +36,10 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     config.validate()?;
     let start_late_ms = config.start_at_ms.map(wait_until).transpose()?;
     let threads = config.threads.min(config.connections);
+    let backend = config.backend.resolve().map_err(|source| Error::Io {
+        what: "set up io_uring (use --backend epoll or auto)",
+        source,
+    })?;
     let scenarios = config.effective_scenarios();
     let requests: Arc<[Request]> = scenarios
         .iter()
@@ -100,6 +107,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             } else {
                 config.spin_polls
             },
+            batch_wait: config.batch_wait,
             conn_ids,
             total_conns: config.connections,
             progress: counter,
@@ -108,67 +116,26 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             instances: config.instances,
             think: config.think_time,
         };
-        let (warmup, limit, open) = (config.warmup, config.limit, interval.is_some());
-        let ramp = config.ramp_up;
-        let (barrier, start_cell) = (barrier.clone(), start_cell.clone());
+        let plan = ThreadPlan {
+            settings,
+            warm_start,
+            ramp: config.ramp_up,
+            warmup: config.warmup,
+            warm_budget,
+            warm_first,
+            limit: config.limit,
+            budget,
+            first,
+            open: interval.is_some(),
+            n_scenarios,
+            barrier: barrier.clone(),
+            start_cell: start_cell.clone(),
+        };
         let handle = std::thread::Builder::new()
             .name(format!("load-{t}"))
-            .spawn(move || -> WorkerOutput {
-                let mut worker = Worker::new(settings);
-                let mut warm = Warm::default();
-                // Ramp-up: the connections join one by one until all run; not recorded, its
-                // requests count with the warm-up's.
-                if let (Ok(w), Some(r)) = (&mut worker, ramp) {
-                    let phase = Phase {
-                        start: warm_start,
-                        budget: None,
-                        until: Some(warm_start + r),
-                        first_request: warm_first,
-                        ramp: Some(r),
-                    };
-                    let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
-                    w.run_phase(&phase, &mut rec);
-                    warm.sent += rec.sent;
-                    warm.failed += rec.unrecorded_failures;
-                }
-                let warm_start = warm_start + ramp.unwrap_or_default();
-                if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
-                    let until = match warmup {
-                        Warmup::Duration(d) => Some(warm_start + d),
-                        _ => None,
-                    };
-                    let phase = Phase {
-                        start: warm_start,
-                        budget: warm_budget,
-                        until,
-                        first_request: warm_first,
-                        ramp: None,
-                    };
-                    let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
-                    w.run_phase(&phase, &mut rec);
-                    warm.sent += rec.sent;
-                    warm.failed += rec.unrecorded_failures;
-                }
-                barrier.wait(); // warm-up over everywhere
-                barrier.wait(); // the measured window has started
-                let (start, epoch_ms) = start_cell.lock().expect("start set").expect("start set");
-                let mut worker = worker?;
-                let until = match limit {
-                    Limit::Duration(d) => Some(start + d),
-                    Limit::Requests(_) => None,
-                };
-                let mut rec = Recorder::new(true, open, n_scenarios, start, epoch_ms);
-                worker.run_phase(
-                    &Phase {
-                        start,
-                        budget,
-                        until,
-                        first_request: first,
-                        ramp: None,
-                    },
-                    &mut rec,
-                );
-                Ok((rec, warm))
+            .spawn(move || match backend {
+                Backend::Epoll => plan.run::<EpollIo>(),
+                _ => plan.run::<UringIo>(),
             })
             .map_err(|source| Error::Io {
                 what: "spawn a load thread",
@@ -201,7 +168,101 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     result.start_at_ms = config.start_at_ms;
     result.start_late_ms = start_late_ms;
     result.seed = templated.then_some(seed);
+    result.backend = Some(backend.name().into());
     Ok(result)
+}
+
+/// What one load thread runs: its worker's settings and its phases.
+struct ThreadPlan {
+    settings: WorkerSettings,
+    warm_start: Instant,
+    ramp: Option<Duration>,
+    warmup: Warmup,
+    warm_budget: Option<u64>,
+    warm_first: u64,
+    limit: Limit,
+    budget: Option<u64>,
+    first: u64,
+    open: bool,
+    n_scenarios: usize,
+    barrier: Arc<Barrier>,
+    start_cell: Arc<Mutex<Option<(Instant, u64)>>>,
+}
+
+impl ThreadPlan {
+    /// Ramp-up, warm-up and the measured phase, on back end `B`.
+    fn run<B: Io>(self) -> WorkerOutput {
+        let ThreadPlan {
+            settings,
+            warm_start,
+            ramp,
+            warmup,
+            warm_budget,
+            warm_first,
+            limit,
+            budget,
+            first,
+            open,
+            n_scenarios,
+            barrier,
+            start_cell,
+        } = self;
+        let mut worker = Worker::<B>::new(settings);
+        let mut warm = Warm::default();
+        // Ramp-up: the connections join one by one until all run; not recorded, its
+        // requests count with the warm-up's.
+        if let (Ok(w), Some(r)) = (&mut worker, ramp) {
+            let phase = Phase {
+                start: warm_start,
+                budget: None,
+                until: Some(warm_start + r),
+                first_request: warm_first,
+                ramp: Some(r),
+            };
+            let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
+            w.run_phase(&phase, &mut rec);
+            warm.sent += rec.sent;
+            warm.failed += rec.unrecorded_failures;
+        }
+        let warm_start = warm_start + ramp.unwrap_or_default();
+        if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
+            let until = match warmup {
+                Warmup::Duration(d) => Some(warm_start + d),
+                _ => None,
+            };
+            let phase = Phase {
+                start: warm_start,
+                budget: warm_budget,
+                until,
+                first_request: warm_first,
+                ramp: None,
+            };
+            let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
+            w.run_phase(&phase, &mut rec);
+            warm.sent += rec.sent;
+            warm.failed += rec.unrecorded_failures;
+        }
+        barrier.wait(); // warm-up over everywhere
+        barrier.wait(); // the measured window has started
+        let (start, epoch_ms) = start_cell.lock().expect("start set").expect("start set");
+        let mut worker = worker?;
+        let until = match limit {
+            Limit::Duration(d) => Some(start + d),
+            Limit::Requests(_) => None,
+        };
+        let mut rec = Recorder::new(true, open, n_scenarios, start, epoch_ms);
+        worker.run_phase(
+            &Phase {
+                start,
+                budget,
+                until,
+                first_request: first,
+                ramp: None,
+            },
+            &mut rec,
+        );
+        Ok((rec, warm))
+    }
 }
 
 /// Requests assigned to connection `i` of `conns` out of `n` (the shares sum to `n`).
@@ -319,6 +380,7 @@ fn build_result(
         start_late_ms: None,
         window_start_spread_ms: 0,
         seed: None,
+        backend: None,
     })
 }
 

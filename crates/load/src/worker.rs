@@ -1,21 +1,17 @@
-//! One event loop (mio/epoll) driving a set of connections, each a small state machine.
-//! Per request: one pre-serialized write, reads into a per-thread buffer parsed in place,
-//! no allocation; a clock read per event and per send.
+//! One event loop driving a set of connections, each a small state machine, over an I/O
+//! back end ([`crate::backend`]: io_uring or epoll). Per request: one pre-serialized write,
+//! reads parsed in place, no allocation; a clock read per event and per send.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
-
+use crate::backend::Io;
 use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
 use crate::template::{Draw, Template};
-use crate::timer::Timer;
 
 /// How often in-flight requests are checked against their deadline.
 const SCAN_EVERY: Duration = Duration::from_millis(10);
@@ -29,8 +25,6 @@ enum State {
 }
 
 struct Conn {
-    stream: Option<TcpStream>,
-    generation: usize,
     state: State,
     parser: ResponseParser,
     /// Scenario of the current request.
@@ -90,6 +84,9 @@ pub(crate) struct WorkerSettings {
     /// Non-blocking polls before blocking while requests are in flight (0 in the open
     /// model, which should stay cheap rather than spin).
     pub spin: u32,
+    /// io_uring: a blocking wait sleeps until every request in flight has completed or
+    /// this long has passed (zero: wakes on the first completion).
+    pub batch_wait: Duration,
     /// Closed model: pause between a response and the connection's next request.
     pub think: Option<Duration>,
     /// Global indices of this worker's connections, and the total connection count.
@@ -102,16 +99,14 @@ pub(crate) struct WorkerSettings {
     pub instances: u64,
 }
 
-pub(crate) struct Worker {
+pub(crate) struct Worker<B> {
     s: WorkerSettings,
-    poll: Poll,
-    events: Events,
+    io: B,
     conns: Vec<Conn>,
-    buf: Vec<u8>,
+    /// Connections the back end reported, to be handled this loop turn.
+    events: Vec<usize>,
     ready: Vec<usize>,
     in_flight: usize,
-    /// Open model only: wakes the loop precisely at the next due send.
-    timer: Option<Timer>,
     /// Position of the next request in the scenario cycle.
     cursor: usize,
     /// Current number of non-blocking polls before sleeping (adapts, at most `s.spin`).
@@ -144,10 +139,7 @@ fn quantize_up(t: Instant, start: Instant, step: Duration) -> Instant {
     }
 }
 
-/// Token of the open-model timer; connection tokens never reach it.
-const TIMER_TOKEN: usize = usize::MAX;
-
-impl Worker {
+impl<B: Io> Worker<B> {
     pub fn new(s: WorkerSettings) -> io::Result<Self> {
         let now = Instant::now();
         let templated = s.requests.iter().any(|r| r.template.is_some());
@@ -155,8 +147,6 @@ impl Worker {
             .conn_ids
             .iter()
             .map(|&id| Conn {
-                stream: None,
-                generation: 0,
                 state: State::Idle,
                 parser: ResponseParser::new(),
                 scenario: 0,
@@ -177,25 +167,10 @@ impl Worker {
                 rendered: Vec::new(),
             })
             .collect();
-        let poll = Poll::new()?;
-        let timer = match (s.interval, s.think) {
-            (None, None) => None,
-            // Armed only in paced or open phases. A ramp-up without think time (closed
-            // model) has no timer and wakes by the poll timeout, to the millisecond.
-            _ => {
-                let t = Timer::new()?;
-                let mut source = SourceFd(&t.raw());
-                poll.registry()
-                    .register(&mut source, Token(TIMER_TOKEN), Interest::READABLE)?;
-                Some(t)
-            }
-        };
         Ok(Worker {
-            poll,
-            timer,
-            events: Events::with_capacity(1024),
+            io: B::new(s.conn_ids.len(), s.addr)?,
+            events: Vec::new(),
             conns,
-            buf: vec![0; 64 * 1024],
             ready: Vec::new(),
             in_flight: 0,
             cursor: 0,
@@ -231,7 +206,6 @@ impl Worker {
             self.ready.extend(0..self.conns.len());
         }
         let mut next_scan = Instant::now() + SCAN_EVERY;
-        let mut armed: Option<Instant> = None;
         loop {
             let mut now = Instant::now();
             let mut wake = now + SCAN_EVERY;
@@ -256,38 +230,20 @@ impl Worker {
                     wake = wake.min(u);
                 }
             }
-            let mut timeout = wake.saturating_duration_since(now);
-            let timed = self.paced || self.s.interval.is_some();
-            if let (Some(timer), true) = (&self.timer, timed) {
-                // Re-arm only when the wake-up moved: one syscall less per loop turn.
-                if armed != Some(wake) {
-                    timer.arm(timeout);
-                    armed = Some(wake);
-                }
-                timeout += Duration::from_millis(1); // the timer fires first
-            }
+            let precise = self.paced || self.s.interval.is_some();
+            let mut events = std::mem::take(&mut self.events);
             if !self.ready.is_empty() {
-                self.events.clear();
-            } else if !self.spin_poll() {
-                if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        // Nothing sensible can continue without the poller.
-                        panic!("failed to poll: {e}");
-                    }
-                }
+                // Hand over what was queued, take what completed, without sleeping.
+                self.io.wait(None, false, 1, &mut events);
+            } else if !self.spin_poll(&mut events) {
+                let (want, until) = self.batch(wake);
+                self.io.wait(Some(until), precise, want, &mut events);
             }
-            let events = std::mem::replace(&mut self.events, Events::with_capacity(0));
-            for event in events.iter() {
-                if event.token().0 == TIMER_TOKEN {
-                    if let Some(t) = &self.timer {
-                        t.clear();
-                    }
-                    armed = None;
-                    continue;
-                }
+            for &i in &events {
                 now = Instant::now();
-                self.on_event(event.token().0, rec, now);
+                self.on_event(i, rec, now);
             }
+            events.clear();
             self.events = events;
             self.s.progress.store(rec.requests, Ordering::Relaxed);
         }
@@ -303,23 +259,29 @@ impl Worker {
     /// The budget adapts: a spin that found events doubles it (up to `spin`), one that had
     /// to give up halves it (down to 1), so against a slow server the thread soon sleeps
     /// almost at once and wastes next to no CPU.
-    fn spin_poll(&mut self) -> bool {
+    fn spin_poll(&mut self, events: &mut Vec<usize>) -> bool {
         if self.in_flight == 0 || self.s.spin == 0 {
             return false;
         }
         for _ in 0..self.spin_budget {
-            if self
-                .poll
-                .poll(&mut self.events, Some(Duration::ZERO))
-                .is_ok()
-                && !self.events.is_empty()
-            {
+            if self.io.wait(None, false, 1, events) {
                 self.spin_budget = (self.spin_budget * 2).min(self.s.spin);
                 return true;
             }
         }
         self.spin_budget = (self.spin_budget / 2).max(1);
         false
+    }
+
+    /// How many completions a blocking wait waits for, and until when: one, or with a
+    /// batch wait all requests in flight for at most `batch_wait` (and never past the next
+    /// due send). Waking once per batch saves a sleep and a wake-up per response; the price
+    /// is that a response's latency may include up to `batch_wait` of waiting for others.
+    fn batch(&self, wake: Instant) -> (usize, Instant) {
+        if self.s.batch_wait.is_zero() || self.in_flight < 2 {
+            return (1, wake);
+        }
+        (self.in_flight, wake.min(Instant::now() + self.s.batch_wait))
     }
 
     fn drain_ready(&mut self, p: &Phase, rec: &mut Recorder) {
@@ -420,27 +382,12 @@ impl Worker {
         if let Some(t) = &request.template {
             t.render(&mut c.draws[c.scenario], &mut c.rendered);
         }
-        if c.stream.is_some() {
+        if self.io.is_open(i) {
             self.write(i, 0, now, rec);
             return;
         }
-        match TcpStream::connect(self.s.addr) {
-            Ok(mut stream) => {
-                let _ = stream.set_nodelay(true);
-                c.generation = c.generation.wrapping_add(1);
-                let token = Token(i | (c.generation << 24));
-                let registered = self.poll.registry().register(
-                    &mut stream,
-                    token,
-                    Interest::READABLE | Interest::WRITABLE,
-                );
-                if registered.is_err() {
-                    self.fail(i, Failure::ConnectOther, now, rec);
-                    return;
-                }
-                c.stream = Some(stream);
-                c.state = State::Connecting;
-            }
+        match self.io.connect(i) {
+            Ok(()) => c.state = State::Connecting,
             Err(e) => {
                 let f = if e.kind() == io::ErrorKind::ConnectionRefused {
                     Failure::ConnectRefused
@@ -452,13 +399,11 @@ impl Worker {
         }
     }
 
-    fn on_event(&mut self, token: usize, rec: &mut Recorder, now: Instant) {
-        let i = token & 0xff_ffff;
-        let Some(c) = self.conns.get(i) else { return };
-        if c.generation & (usize::MAX >> 24) != token >> 24 || c.stream.is_none() {
-            return; // a stale event of a socket that has been replaced
+    fn on_event(&mut self, i: usize, rec: &mut Recorder, now: Instant) {
+        if !self.io.is_open(i) {
+            return;
         }
-        match c.state {
+        match self.conns[i].state {
             State::Connecting => self.on_connecting(i, now, rec),
             State::Writing(off) => {
                 self.write(i, off, now, rec);
@@ -472,23 +417,13 @@ impl Worker {
     }
 
     fn on_connecting(&mut self, i: usize, now: Instant, rec: &mut Recorder) {
-        let Some(stream) = &self.conns[i].stream else {
-            return;
-        };
-        let failure = match stream.take_error() {
-            Ok(Some(e)) | Err(e) => Some(e),
-            Ok(None) => match stream.peer_addr() {
-                Ok(_) => None,
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
-                Err(e) => Some(e),
-            },
-        };
-        match failure {
-            Some(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+        match self.io.connect_result(i) {
+            None => {}
+            Some(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 self.fail(i, Failure::ConnectRefused, now, rec)
             }
-            Some(_) => self.fail(i, Failure::ConnectOther, now, rec),
-            None => {
+            Some(Err(_)) => self.fail(i, Failure::ConnectOther, now, rec),
+            Some(Ok(())) => {
                 rec.connected(now - self.conns[i].sent_at);
                 self.write(i, 0, now, rec);
             }
@@ -502,9 +437,8 @@ impl Worker {
             Some(_) => &c.rendered,
             None => &request.bytes,
         };
-        let Some(stream) = &mut c.stream else { return };
         while off < req.len() {
-            match stream.write(&req[off..]) {
+            match self.io.write(i, &req[off..]) {
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     c.state = State::Writing(off);
@@ -523,12 +457,11 @@ impl Worker {
     fn read(&mut self, i: usize, now: Instant, rec: &mut Recorder) {
         loop {
             let c = &mut self.conns[i];
-            let Some(stream) = &mut c.stream else { return };
-            let progress = match stream.read(&mut self.buf) {
-                Ok(0) => c.parser.eof(),
-                Ok(n) => {
-                    rec.received(n);
-                    c.parser.feed(&self.buf[..n])
+            let progress = match self.io.read(i) {
+                Ok([]) => c.parser.eof(),
+                Ok(data) => {
+                    rec.received(data.len());
+                    c.parser.feed(data)
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -544,7 +477,9 @@ impl Worker {
                     self.in_flight -= 1;
                     c.state = State::Idle;
                     if close || !self.s.keepalive {
-                        c.stream = None;
+                        self.io.close(i);
+                    } else {
+                        self.io.watch_idle(i);
                     }
                     self.after_request(i, now);
                     return;
@@ -558,12 +493,9 @@ impl Worker {
 
     /// An idle kept-alive connection became readable: normally the server closed it.
     fn read_idle(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if let Some(stream) = &mut c.stream {
-            match stream.read(&mut self.buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                _ => c.stream = None, // closed, reset or unsolicited bytes: reconnect next time
-            }
+        match self.io.read(i) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            _ => self.io.close(i), // closed, reset or unsolicited bytes: reconnect next time
         }
     }
 
@@ -571,12 +503,10 @@ impl Worker {
     fn fail(&mut self, i: usize, f: Failure, now: Instant, rec: &mut Recorder) {
         rec.failure(now, self.conns[i].scenario, f);
         self.in_flight -= 1;
-        let c = &mut self.conns[i];
-        c.stream = None;
-        c.state = State::Idle;
+        self.io.close(i);
+        self.conns[i].state = State::Idle;
         self.after_request(i, now);
     }
-
     /// Closed model: queues idle connection `i` for its next request, at once or, paced,
     /// after the think time.
     fn after_request(&mut self, i: usize, now: Instant) {

@@ -65,6 +65,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         start_late_ms: None,
         window_start_spread_ms: 0,
         seed: None,
+        backend: None,
     }
 }
 

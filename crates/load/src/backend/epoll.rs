@@ -1,0 +1,168 @@
+//! The mio/epoll back end: readiness events, one `write`/`read` syscall per operation, a
+//! timerfd for wake-ups finer than epoll's millisecond.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use super::{token, untoken, Io, MAX_WAIT};
+use crate::timer::Timer;
+
+/// Token of the timer; connection tokens never reach it.
+const TIMER_TOKEN: usize = usize::MAX;
+
+/// Per-connection sockets registered with one epoll instance.
+pub(crate) struct EpollIo {
+    addr: SocketAddr,
+    poll: Poll,
+    events: Events,
+    streams: Vec<Option<TcpStream>>,
+    generations: Vec<u32>,
+    /// Read buffer shared by all connections: a read is parsed before the next one.
+    buf: Vec<u8>,
+    /// Wakes the loop precisely (created on the first precise wait).
+    timer: Option<Timer>,
+    /// When the timer is set to fire, if it is.
+    armed: Option<Instant>,
+}
+
+impl EpollIo {
+    fn stream(&mut self, i: usize) -> io::Result<&mut TcpStream> {
+        self.streams[i]
+            .as_mut()
+            .ok_or_else(|| io::ErrorKind::NotConnected.into())
+    }
+
+    fn timer(&mut self) -> io::Result<&Timer> {
+        if self.timer.is_none() {
+            let t = Timer::new()?;
+            let mut source = SourceFd(&t.raw());
+            self.poll
+                .registry()
+                .register(&mut source, Token(TIMER_TOKEN), Interest::READABLE)?;
+            self.timer = Some(t);
+        }
+        Ok(self.timer.as_ref().expect("just created"))
+    }
+}
+
+impl Io for EpollIo {
+    fn new(conns: usize, addr: SocketAddr) -> io::Result<Self> {
+        Ok(EpollIo {
+            addr,
+            poll: Poll::new()?,
+            events: Events::with_capacity(1024),
+            streams: (0..conns).map(|_| None).collect(),
+            generations: vec![0; conns],
+            buf: vec![0; 64 * 1024],
+            timer: None,
+            armed: None,
+        })
+    }
+
+    fn is_open(&self, i: usize) -> bool {
+        self.streams[i].is_some()
+    }
+
+    fn connect(&mut self, i: usize) -> io::Result<()> {
+        self.streams[i] = None;
+        let mut stream = TcpStream::connect(self.addr)?;
+        let _ = stream.set_nodelay(true);
+        self.generations[i] = self.generations[i].wrapping_add(1);
+        let t = token(i, self.generations[i]) as usize;
+        self.poll.registry().register(
+            &mut stream,
+            Token(t),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        self.streams[i] = Some(stream);
+        Ok(())
+    }
+
+    fn connect_result(&mut self, i: usize) -> Option<io::Result<()>> {
+        let stream = self.streams[i].as_ref()?;
+        match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Some(Err(e)),
+            Ok(None) => match stream.peer_addr() {
+                Ok(_) => Some(Ok(())),
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => None,
+                Err(e) => Some(Err(e)),
+            },
+        }
+    }
+
+    fn write(&mut self, i: usize, bytes: &[u8]) -> io::Result<usize> {
+        self.stream(i)?.write(bytes)
+    }
+
+    fn read(&mut self, i: usize) -> io::Result<&[u8]> {
+        let stream = self.streams[i]
+            .as_mut()
+            .ok_or(io::ErrorKind::NotConnected)?;
+        let n = stream.read(&mut self.buf)?;
+        Ok(&self.buf[..n])
+    }
+
+    fn watch_idle(&mut self, _i: usize) {
+        // Registered for readability all along.
+    }
+
+    fn close(&mut self, i: usize) {
+        self.streams[i] = None;
+    }
+
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        precise: bool,
+        _want: usize,
+        ready: &mut Vec<usize>,
+    ) -> bool {
+        let timeout = match until {
+            None => Duration::ZERO,
+            Some(until) => {
+                let now = Instant::now();
+                let mut timeout = until.saturating_duration_since(now).min(MAX_WAIT);
+                if precise && !timeout.is_zero() {
+                    // Re-arm only when the wake-up moved: one syscall less per loop turn.
+                    if self.armed != Some(until) {
+                        match self.timer() {
+                            Ok(t) => t.arm(timeout),
+                            Err(e) => panic!("failed to create a timer: {e}"),
+                        }
+                        self.armed = Some(until);
+                    }
+                    timeout += Duration::from_millis(1); // the timer fires first
+                }
+                timeout
+            }
+        };
+        if let Err(e) = self.poll.poll(&mut self.events, Some(timeout)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                // Nothing sensible can continue without the poller.
+                panic!("failed to poll: {e}");
+            }
+        }
+        let mut any = false;
+        for event in self.events.iter() {
+            if event.token().0 == TIMER_TOKEN {
+                if let Some(t) = &self.timer {
+                    t.clear();
+                }
+                self.armed = None;
+                continue;
+            }
+            any = true;
+            let (i, generation) = untoken(event.token().0 as u64);
+            // A stale event of a socket that has been replaced is dropped.
+            if self.generations.get(i) == Some(&generation) && self.streams[i].is_some() {
+                ready.push(i);
+            }
+        }
+        any
+    }
+}

@@ -1,0 +1,425 @@
+//! The io_uring back end: connects, sends and receives are queued as submissions and all
+//! of a loop turn's go to the kernel in the one `io_uring_enter` that also waits for
+//! completions (with a nanosecond timeout, so no timerfd). The ring is single-issuer with
+//! deferred task work where the kernel has it (6.1+), so completions are only run when
+//! this thread asks for them; a flag in the shared ring says when some are pending, so a
+//! spin before sleeping reads memory rather than making syscalls.
+//!
+//! Each connection's receive is one multishot receive into a ring of provided buffers
+//! ([`super::bufring`]), armed once per socket: no re-arming, no failed first attempt and
+//! no readiness poll set up anew per response. Needs kernel 6.1; `auto` uses epoll on older
+//! ones.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::time::Instant;
+
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use super::bufring::{BufRing, GROUP};
+use super::sock;
+use super::{token, untoken, Io, MAX_WAIT};
+
+/// Bytes of one provided receive buffer.
+const RECV_BUF: usize = 16 * 1024;
+
+/// Reads of the ring's flags in one non-blocking poll that finds nothing.
+const SPIN_CHECKS: u32 = 64;
+
+/// What a completion belongs to, in bits 48.. of its user data.
+const OP_CONNECT: u64 = 0;
+const OP_SEND: u64 = 1;
+const OP_RECV: u64 = 2;
+/// Cancellations and closes of an abandoned socket; their completions are ignored.
+const OP_CANCEL: u64 = 3;
+
+/// One operation of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    None,
+    InFlight,
+    /// Completed with this result (a count, or a negated errno).
+    Done(i32),
+}
+
+struct Slot {
+    fd: RawFd,
+    generation: u32,
+    connect: Op,
+    send: Op,
+    /// The multishot receive is armed.
+    receiving: bool,
+    /// Receive completions not read yet: result and buffer.
+    received: VecDeque<(i32, Option<u16>)>,
+}
+
+/// Kernel support for io_uring as this back end uses it, as this process may use it
+/// (seccomp included).
+pub(crate) fn probe() -> io::Result<()> {
+    let ring = build(8)?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "io_uring without timeout waits (kernel older than 5.11)",
+        ));
+    }
+    // A refused io_uring_enter (seccomp may allow setup but not enter) shows here, and so
+    // does a kernel without provided buffer rings.
+    ring.submitter().submit()?;
+    BufRing::new(&ring, 1, 64)?;
+    Ok(())
+}
+
+/// Whether [`probe`] succeeds.
+pub(crate) fn available() -> bool {
+    probe().is_ok()
+}
+
+/// A single-issuer ring with deferred task work (6.1) that flags pending completions.
+fn build(entries: u32) -> io::Result<IoUring> {
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .setup_clamp()
+        .build(entries)
+}
+
+/// A ring and the per-connection sockets it drives.
+pub(crate) struct UringIo {
+    /// Declared first, so dropped before the buffers it may write into.
+    ring: IoUring,
+    bufs: BufRing,
+    /// The buffer of the slice [`Io::read`] last returned, handed back on the next call.
+    lent: Option<u16>,
+    /// The target, in the form connect wants (boxed: its address goes to the kernel).
+    addr: Box<(libc::sockaddr_storage, libc::socklen_t)>,
+    family: libc::c_int,
+    slots: Vec<Slot>,
+}
+
+fn result(res: i32) -> io::Result<usize> {
+    if res < 0 {
+        Err(io::Error::from_raw_os_error(-res))
+    } else {
+        Ok(res as usize)
+    }
+}
+
+impl UringIo {
+    fn user_data(&self, i: usize, op: u64) -> u64 {
+        token(i, self.slots[i].generation) | op << 48
+    }
+
+    /// Queues a submission, handing the queue to the kernel first if it is full.
+    fn push(&mut self, entry: squeue::Entry) {
+        loop {
+            // SAFETY: every buffer and address an entry points to outlives its operation:
+            // request bytes by the contract of `Io::write`, the receive buffers and the
+            // target address are owned by `self` and only dropped with the ring, whose drop
+            // waits for nothing but whose file references keep the sockets alive.
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                return;
+            }
+            if let Err(e) = self.ring.submit() {
+                if e.raw_os_error() != Some(libc::EBUSY) {
+                    panic!("failed to submit to io_uring: {e}");
+                }
+                // Completions must be reaped first; the next wait does.
+                self.ring.submit_and_wait(0).ok();
+            }
+        }
+    }
+
+    fn reap(&mut self, ready: &mut Vec<usize>) -> bool {
+        let mut any = false;
+        let mut rearm = Vec::new();
+        let (slots, bufs) = (&mut self.slots, &mut self.bufs);
+        for cqe in self.ring.completion() {
+            let data = cqe.user_data();
+            let op = data >> 48;
+            let (i, generation) = untoken(data & ((1 << 48) - 1));
+            let buf = cqueue::buffer_select(cqe.flags());
+            let Some(slot) = slots.get_mut(i) else {
+                continue;
+            };
+            if op == OP_CANCEL || slot.generation != generation || slot.fd < 0 {
+                // Of a socket that has been closed.
+                if let Some(bid) = buf {
+                    bufs.put(bid);
+                }
+                continue;
+            }
+            match op {
+                OP_CONNECT => slot.connect = Op::Done(cqe.result()),
+                OP_SEND => slot.send = Op::Done(cqe.result()),
+                _ => {
+                    if !cqueue::more(cqe.flags()) {
+                        slot.receiving = false;
+                    }
+                    if cqe.result() == -libc::ENOBUFS {
+                        // Every buffer was in use: receive again once some are back.
+                        rearm.push(i);
+                        continue;
+                    }
+                    slot.received.push_back((cqe.result(), buf));
+                }
+            }
+            any = true;
+            ready.push(i);
+        }
+        self.bufs.publish();
+        for i in rearm {
+            self.watch_idle(i);
+        }
+        any
+    }
+
+    /// Hands back the buffer of the last read.
+    fn give_back(&mut self) {
+        if let Some(bid) = self.lent.take() {
+            self.bufs.put(bid);
+            self.bufs.publish();
+        }
+    }
+
+    /// Submits what is queued and runs pending completions without blocking, making a
+    /// syscall only when there is something to submit or complete.
+    fn poll_now(&mut self) {
+        let mut pending = false;
+        // A few µs of reading the ring's flags (no syscall, no PAUSE that a hypervisor
+        // might trap) before giving up: completions arrive as deferred task work, flagged.
+        for _ in 0..SPIN_CHECKS {
+            pending = {
+                let sq = self.ring.submission();
+                !sq.is_empty() || sq.taskrun() || sq.cq_overflow()
+            };
+            if pending || !self.ring.completion().is_empty() {
+                break;
+            }
+        }
+        if pending {
+            if let Err(e) = self.ring.submit() {
+                if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY)) {
+                    panic!("failed to submit to io_uring: {e}");
+                }
+            }
+        }
+    }
+}
+
+impl Io for UringIo {
+    fn new(conns: usize, addr: SocketAddr) -> io::Result<Self> {
+        // Each connection has at most two operations in flight (send and receive) plus a
+        // cancellation or a connect; a full queue is submitted early.
+        let entries = (2 * conns + 16).next_power_of_two().clamp(64, 4096) as u32;
+        let ring = build(entries)?;
+        // A buffer per connection: a connection's are read in the loop turn they arrive
+        // in, and running out only delays a receive (it is armed again). Only the pages
+        // written into count in the resident size.
+        let count = conns.next_power_of_two().clamp(16, 32768) as u16;
+        let bufs = BufRing::new(&ring, count, RECV_BUF)?;
+        // Ask the kernel not to coalesce this thread's timeouts by the default 50 µs.
+        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        Ok(UringIo {
+            ring,
+            bufs,
+            lent: None,
+            addr: Box::new(sock::sockaddr(addr)),
+            family: if addr.is_ipv4() {
+                libc::AF_INET
+            } else {
+                libc::AF_INET6
+            },
+            slots: (0..conns)
+                .map(|_| Slot {
+                    fd: -1,
+                    generation: 0,
+                    connect: Op::None,
+                    send: Op::None,
+                    receiving: false,
+                    received: VecDeque::new(),
+                })
+                .collect(),
+        })
+    }
+
+    fn is_open(&self, i: usize) -> bool {
+        self.slots[i].fd >= 0
+    }
+
+    fn connect(&mut self, i: usize) -> io::Result<()> {
+        self.close(i);
+        let fd = sock::tcp_socket(self.family)?;
+        let slot = &mut self.slots[i];
+        slot.fd = fd;
+        slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
+        slot.connect = Op::InFlight;
+        let (storage, len) = &*self.addr;
+        let entry = opcode::Connect::new(
+            types::Fd(fd),
+            (storage as *const libc::sockaddr_storage).cast(),
+            *len,
+        )
+        .build()
+        .user_data(self.user_data(i, OP_CONNECT));
+        self.push(entry);
+        Ok(())
+    }
+
+    fn connect_result(&mut self, i: usize) -> Option<io::Result<()>> {
+        match self.slots[i].connect {
+            Op::Done(res) => {
+                self.slots[i].connect = Op::None;
+                Some(result(res).map(|_| ()))
+            }
+            _ => None,
+        }
+    }
+
+    fn write(&mut self, i: usize, bytes: &[u8]) -> io::Result<usize> {
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 {
+            return Err(io::ErrorKind::NotConnected.into());
+        }
+        match slot.send {
+            Op::Done(res) => {
+                slot.send = Op::None;
+                result(res)
+            }
+            Op::InFlight => Err(io::ErrorKind::WouldBlock.into()),
+            Op::None => {
+                slot.send = Op::InFlight;
+                let len = bytes.len().min(u32::MAX as usize) as u32;
+                let entry = opcode::Send::new(types::Fd(slot.fd), bytes.as_ptr(), len)
+                    .flags(libc::MSG_NOSIGNAL)
+                    .build()
+                    .user_data(self.user_data(i, OP_SEND));
+                self.push(entry);
+                // The response's receive goes to the kernel in the same batch.
+                self.watch_idle(i);
+                Err(io::ErrorKind::WouldBlock.into())
+            }
+        }
+    }
+
+    fn read(&mut self, i: usize) -> io::Result<&[u8]> {
+        self.give_back();
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 {
+            return Err(io::ErrorKind::NotConnected.into());
+        }
+        match slot.received.pop_front() {
+            Some((res, bid)) => {
+                let n = result(res)?;
+                match bid {
+                    Some(bid) => {
+                        self.lent = Some(bid);
+                        Ok(self.bufs.data(bid, n))
+                    }
+                    None => Ok(&[]),
+                }
+            }
+            None => {
+                self.watch_idle(i);
+                Err(io::ErrorKind::WouldBlock.into())
+            }
+        }
+    }
+
+    fn watch_idle(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        if slot.fd < 0 || slot.receiving {
+            return;
+        }
+        slot.receiving = true;
+        let entry = opcode::RecvMulti::new(types::Fd(slot.fd), GROUP)
+            .build()
+            .user_data(self.user_data(i, OP_RECV));
+        self.push(entry);
+    }
+
+    fn close(&mut self, i: usize) {
+        let slot = &self.slots[i];
+        if slot.fd < 0 {
+            return;
+        }
+        let receive = if slot.receiving {
+            Op::InFlight
+        } else {
+            Op::None
+        };
+        let (fd, ops) = (slot.fd, [slot.connect, slot.send, receive]);
+        // Operations in flight hold their own reference to the socket: cancel them (by
+        // user data, so a reused descriptor number is never touched). Their completions,
+        // and any receive not read yet, hand their buffers back.
+        for (op, state) in [OP_CONNECT, OP_SEND, OP_RECV].into_iter().zip(ops) {
+            if state == Op::InFlight {
+                let target = self.user_data(i, op);
+                let entry = opcode::AsyncCancel::new(target)
+                    .build()
+                    .user_data(self.user_data(i, OP_CANCEL));
+                self.push(entry);
+            }
+        }
+        // The close goes with the turn's other submissions (one syscall less per request
+        // without keep-alive); the descriptor number stays taken until it has run.
+        let entry = opcode::Close::new(types::Fd(fd))
+            .build()
+            .user_data(self.user_data(i, OP_CANCEL));
+        self.push(entry);
+        let slot = &mut self.slots[i];
+        slot.fd = -1;
+        slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
+        (slot.connect, slot.send, slot.receiving) = (Op::None, Op::None, false);
+        for (_, bid) in std::mem::take(&mut slot.received) {
+            if let Some(bid) = bid {
+                self.bufs.put(bid);
+            }
+        }
+        self.bufs.publish();
+    }
+
+    fn wait(
+        &mut self,
+        until: Option<Instant>,
+        _precise: bool,
+        want: usize,
+        ready: &mut Vec<usize>,
+    ) -> bool {
+        self.give_back();
+        let timeout = until.map(|u| u.saturating_duration_since(Instant::now()).min(MAX_WAIT));
+        match timeout {
+            Some(t) if !t.is_zero() && self.ring.completion().is_empty() => {
+                let ts = types::Timespec::from(t);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                if let Err(e) = self.ring.submitter().submit_with_args(want.max(1), &args) {
+                    if !matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                    ) {
+                        panic!("failed to wait on io_uring: {e}");
+                    }
+                }
+            }
+            _ => self.poll_now(),
+        }
+        self.reap(ready)
+    }
+}
+
+impl Drop for UringIo {
+    fn drop(&mut self) {
+        // Queued closes (and cancellations) run now rather than leak their descriptors.
+        let _ = self.ring.submit();
+        for slot in &self.slots {
+            if slot.fd >= 0 {
+                // SAFETY: the slot owns the descriptor.
+                unsafe { libc::close(slot.fd) };
+            }
+        }
+    }
+}
