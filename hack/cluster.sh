@@ -216,7 +216,7 @@ write_pki() {
   local P=$K/pki
   mkdir -p "$P"; chmod 700 "$P"
   if [ -f "$P/apiserver.crt" ] && [ -f "$P/tokens.csv" ] && [ -f "$KUBECONFIG_PATH" ]; then
-    ensure_node_token "$NODE2_NAME" kubelet-2.kubeconfig
+    node2_kubeconfigs
     return 0
   fi
   log "writing PKI and kubeconfigs to $P"
@@ -254,7 +254,7 @@ EOF
     mkkc "$KUBECONFIG_PATH.tmp" admin "$admin"
     mv "$KUBECONFIG_PATH.tmp" "$KUBECONFIG_PATH"
   )
-  ensure_node_token "$NODE2_NAME" kubelet-2.kubeconfig
+  node2_kubeconfigs
 }
 
 tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
@@ -282,18 +282,18 @@ EOF
   chmod 600 "$1"
 }
 
-# ensure_node_token NODE KUBECONFIG: a static token (group system:nodes) and kubeconfig for a
-# kubelet, added to an existing PKI too (the apiserver reads tokens.csv when it starts: `up`
-# takes a cluster of another layout down first, so that it restarts). Node 2's agents live in
-# their own network namespace, where 127.0.0.1 is not the host's: their kubeconfigs name the
-# apiserver by the node IP of node 1 (in the certificate's SANs).
-ensure_node_token() {
-  local P=$K/pki t
-  if ! grep -q ",system:node:$1," "$P/tokens.csv"; then
-    echo "$(tok),system:node:$1,uid-kubelet-$1,\"system:nodes\"" >>"$P/tokens.csv"
+# node2_kubeconfigs: node 2's kubelet identity (a static token, group system:nodes, added to
+# an existing PKI too: the apiserver reads tokens.csv when it starts, and `up` takes a cluster
+# of another layout down first, so it restarts) and the kubeconfigs of node 2's kubelet and
+# kube-proxy. Node 2's agents live in their own network namespace, where 127.0.0.1 is not the
+# host's: their kubeconfigs name the apiserver by node 1's IP (in the certificate's SANs).
+node2_kubeconfigs() {
+  local P=$K/pki t user=system:node:$NODE2_NAME
+  if ! grep -q ",$user," "$P/tokens.csv"; then
+    echo "$(tok),$user,uid-kubelet-$NODE2_NAME,\"system:nodes\"" >>"$P/tokens.csv"
   fi
-  t=$(awk -F, -v u="system:node:$1" '$2 == u {print $1}' "$P/tokens.csv")
-  mkkc "$P/$2" "system:node:$1" "$t" "https://$GW_IP:6443"
+  t=$(awk -F, -v u="$user" '$2 == u {print $1}' "$P/tokens.csv")
+  mkkc "$P/kubelet-2.kubeconfig" "$user" "$t" "https://$GW_IP:6443"
   t=$(awk -F, '$2 == "system:kube-proxy" {print $1}' "$P/tokens.csv")
   mkkc "$P/kube-proxy-2.kubeconfig" system:kube-proxy "$t" "https://$GW_IP:6443"
 }
@@ -699,8 +699,7 @@ etcd_healthy() { curl -sf --max-time 3 http://127.0.0.1:2379/health | grep -q '"
 apiserver_ready() { curl -sf --max-time 3 --cacert "$K/pki/ca.crt" https://127.0.0.1:6443/readyz >/dev/null; }
 cm_healthy() { curl -skf --max-time 3 https://127.0.0.1:10257/healthz >/dev/null; }
 sched_healthy() { curl -skf --max-time 3 https://127.0.0.1:10259/healthz >/dev/null; }
-containerd_ready() { [ -S "$CONTAINERD_SOCK" ] && ctr -a "$CONTAINERD_SOCK" version >/dev/null 2>&1; }
-containerd2_ready() { [ -S "$NODE2_SOCK" ] && ctr -a "$NODE2_SOCK" version >/dev/null 2>&1; }
+runtime_ready() { [ -S "$1" ] && ctr -a "$1" version >/dev/null 2>&1; } # runtime_ready SOCKET
 proxy_healthy() { curl -sf --max-time 3 http://127.0.0.1:10256/healthz >/dev/null; }
 proxy2_healthy() { in_node2 curl -sf --max-time 3 http://127.0.0.1:10256/healthz >/dev/null; }
 coredns_ready() { curl -sf --max-time 3 http://127.0.0.1:8181/ready >/dev/null; }
@@ -922,7 +921,7 @@ cmd_up() {
   wait_for kube-controller-manager 60 "healthz ok on 127.0.0.1:10257" cm_healthy
   wait_for kube-scheduler 60 "healthz ok on 127.0.0.1:10259" sched_healthy
 
-  if ! alive containerd && containerd_ready; then
+  if ! alive containerd && runtime_ready "$CONTAINERD_SOCK"; then
     die "another containerd already serves $CONTAINERD_SOCK (not started by this script); stop it first"
   fi
   local node1_cg="" node2_cg="" labels1=""
@@ -933,12 +932,12 @@ cmd_up() {
     labels1="--node-labels=$ROLE_LABEL=target"
   fi
   START_CGROUP=$node1_cg start containerd /usr/bin/containerd --config "$K/config/containerd.toml"
-  wait_for containerd 30 "serving $CONTAINERD_SOCK" containerd_ready
+  wait_for containerd 30 "serving $CONTAINERD_SOCK" runtime_ready "$CONTAINERD_SOCK"
   if [ "$NODES" = 2 ]; then
     mkdir -p "$NODE2_RUN" "$NODE2_LIB"
     START_CGROUP=$node2_cg start containerd-2 nsenter --net="/run/netns/$NODE2_NETNS" \
       /usr/bin/containerd --config "$K/config/containerd-2.toml"
-    wait_for containerd-2 30 "serving $NODE2_SOCK" containerd2_ready
+    wait_for containerd-2 30 "serving $NODE2_SOCK" runtime_ready "$NODE2_SOCK"
   fi
   ensure_images
 
