@@ -101,6 +101,7 @@ pub(crate) fn load() -> LoadResult {
         window_start_spread_ms: 0,
         seed: None,
         backend: None,
+        rx_timestamps: None,
     }
 }
 

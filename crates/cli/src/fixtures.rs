@@ -125,6 +125,7 @@ fn load(
         window_start_spread_ms: 0,
         seed: None,
         backend: None,
+        rx_timestamps: None,
     }
 }
 

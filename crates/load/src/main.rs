@@ -53,9 +53,10 @@ struct LoadArgs {
     /// Open model: total request rate per second, spread over the connections. Needs -d.
     #[arg(long)]
     rate: Option<f64>,
-    /// Open model: send due requests in batches on a grid of this step (0 = each exactly
-    /// when due, one wake-up per request). Adds at most this much to corrected latency.
-    #[arg(long, value_name = "D", default_value = "100us", requires = "rate")]
+    /// Open model: the step of the schedule's grid: connections due within one step of each
+    /// other are due together and leave in one burst, each on time (longer: less CPU,
+    /// burstier arrivals; 0 = every connection its own offset). At most 10ms.
+    #[arg(long, value_name = "D", default_value = "250us", requires = "rate")]
     schedule_quantum: String,
     /// Closed model: non-blocking polls before sleeping while responses are outstanding
     /// (0 = sleep at once; default 50, ~15 µs). Adaptive: the budget doubles after a spin
@@ -67,11 +68,13 @@ struct LoadArgs {
     #[arg(long, env = "BENCHRUN_LOAD_BACKEND", value_name = "B", default_value = "auto",
           value_parser = ["auto", "epoll", "io-uring"])]
     backend: String,
-    /// io_uring: sleep until every request in flight has completed, or at most D (e.g.
-    /// 200us; open model: or the next send is due), so the thread wakes once per batch of
-    /// responses: less CPU per request, but a latency may include up to D of waiting.
-    /// 0 (default) = off.
-    #[arg(long, value_name = "D", default_value = "0")]
+    /// A blocking wait may sleep until half the requests in flight are answered, or at most
+    /// D (open model: until the next send is due), so a thread wakes once per batch of
+    /// responses: less CPU per request. Latencies end at each response's kernel receive
+    /// timestamp, so the sleep is not in them; a connection may wait up to D before its next
+    /// request. auto (default) = 50us when the kernel timestamps receives, else off;
+    /// 0 = off; at most 10ms.
+    #[arg(long, value_name = "D", default_value = "auto")]
     batch_wait: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).
     #[arg(long)]
@@ -179,7 +182,10 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     c.rate = a.rate;
     c.spin_polls = a.spin;
     c.backend = benchrun_load::Backend::parse(&a.backend).unwrap_or_default();
-    c.batch_wait = parse_quantum(&a.batch_wait)?;
+    c.batch_wait = match a.batch_wait.trim() {
+        "auto" => None,
+        text => Some(parse_quantum(text)?),
+    };
     c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
     if let Some(w) = &a.warmup {
         c.warmup = parse_warmup(w)?;

@@ -152,6 +152,13 @@ pub struct LoadResult {
     /// ones, sorted, joined by commas). Absent in results of generators before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
+    /// Whether latencies end at the kernel's receive timestamps of the responses (`true`)
+    /// or when the generator read them (`false`: the kernel did not timestamp receives).
+    /// With timestamps a thread may read several responses per wake-up without that wait
+    /// being in their latencies. Merged: `false` if any part was `false`. Absent in results
+    /// of generators before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_timestamps: Option<bool>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -390,6 +397,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.start_at_ms = out.start_at_ms.or(r.start_at_ms);
         out.seed = out.seed.or(r.seed);
         out.backend = merge_backends(out.backend.take(), r.backend.as_deref());
+        out.rx_timestamps = merge_timestamps(out.rx_timestamps, r.rx_timestamps);
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;
@@ -489,6 +497,16 @@ fn merge_backends(a: Option<String>, b: Option<&str>) -> Option<String> {
     names.sort_unstable();
     names.dedup();
     Some(names.join(","))
+}
+
+/// Whether both parts' latencies end at receive timestamps: `false` if either's do not,
+/// unknown if either is unknown and neither is `false`.
+fn merge_timestamps(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a && b),
+        (Some(false), None) | (None, Some(false)) => Some(false),
+        _ => None,
+    }
 }
 
 fn lag_total(r: &LoadResult) -> f64 {

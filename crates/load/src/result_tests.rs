@@ -53,6 +53,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         window_start_spread_ms: 0,
         seed: None,
         backend: None,
+        rx_timestamps: None,
     }
 }
 
@@ -192,4 +193,19 @@ fn merge_names_each_back_end_once_and_results_without_one_still_parse() {
         serde_json::from_str::<LoadResult>(&json).unwrap().backend,
         None
     );
+}
+
+#[test]
+fn merged_results_say_timestamps_only_when_every_part_had_them() {
+    let on = |stamps: Option<bool>| LoadResult {
+        rx_timestamps: stamps,
+        ..result_from(&[10], 0, 1000, 0)
+    };
+    let m = |a, b| merge(&[on(a), on(b)]).unwrap().rx_timestamps;
+    assert_eq!(m(Some(true), Some(true)), Some(true));
+    assert_eq!(m(Some(true), Some(false)), Some(false));
+    assert_eq!(m(None, Some(false)), Some(false));
+    assert_eq!(m(None, Some(true)), None);
+    let json = serde_json::to_string(&on(None)).unwrap();
+    assert!(!json.contains("rx_timestamps"), "{json}");
 }

@@ -169,6 +169,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     result.start_late_ms = start_late_ms;
     result.seed = templated.then_some(seed);
     result.backend = Some(backend.name().into());
+    result.rx_timestamps = Some(crate::backend::receive_timestamps());
     Ok(result)
 }
 
@@ -381,6 +382,7 @@ fn build_result(
         window_start_spread_ms: 0,
         seed: None,
         backend: None,
+        rx_timestamps: None,
     })
 }
 

@@ -79,14 +79,15 @@ pub(crate) struct WorkerSettings {
     pub timeout: Duration,
     /// Open model: interval between two requests of one connection.
     pub interval: Option<Duration>,
-    /// Open model: due requests are sent on a grid of this step (zero: exactly when due).
+    /// Open model: the step of the schedule's slots (see `slot_offset`; zero: none).
     pub quantum: Duration,
     /// Non-blocking polls before blocking while requests are in flight (0 in the open
     /// model, which should stay cheap rather than spin).
     pub spin: u32,
-    /// io_uring: a blocking wait sleeps until every request in flight has completed or
-    /// this long has passed (zero: wakes on the first completion).
-    pub batch_wait: Duration,
+    /// A blocking wait may sleep until half the requests in flight have completed or this
+    /// long has passed (zero: wakes on the first completion; `None`: the default, see
+    /// [`crate::config::Config::batch_wait`]).
+    pub batch_wait: Option<Duration>,
     /// Closed model: pause between a response and the connection's next request.
     pub think: Option<Duration>,
     /// Global indices of this worker's connections, and the total connection count.
@@ -114,29 +115,46 @@ pub(crate) struct Worker<B> {
     /// Closed model, this phase: connections send when their `next_due` comes (ramp-up or
     /// think time) rather than as soon as they are idle.
     paced: bool,
+    /// The batch wait in force (`None`: wake on the first completion).
+    batch_wait: Option<Duration>,
+    /// Open model: the earliest next due time of a connection with a request in flight
+    /// (as of the last [`Worker::fire_due`]): its response should be read by then.
+    busy_due: Option<Instant>,
 }
 
-/// The last point of the grid `start + k * step` at or before `t` (`t` for a zero step;
-/// `start` for a `t` before it).
-fn quantize_down(t: Instant, start: Instant, step: Duration) -> Instant {
+/// The batch wait in force: as asked, or by default [`crate::config::DEFAULT_BATCH_WAIT`]
+/// when receives are timestamped (so a batch adds nothing to latencies) and none otherwise.
+fn resolve_batch_wait(asked: Option<Duration>, timestamps: bool) -> Option<Duration> {
+    match asked {
+        Some(d) if d.is_zero() => None,
+        Some(d) => Some(d),
+        None => timestamps.then_some(crate::config::DEFAULT_BATCH_WAIT),
+    }
+}
+
+/// Open model: where in one `interval` a connection's schedule begins, for a connection
+/// at `share` (its place among all connections, in [0, 1)). The interval is cut into as
+/// many equal slots as fit steps of at least `step`, and each connection begins at the
+/// start of the slot its share falls in: the connections of one slot are due at the same
+/// instants, run after run, so the sends leave in bursts each exactly when due, one
+/// wake-up per burst. A zero `step` gives every connection its own place (evenly spread).
+fn slot_offset(share: f64, interval: Duration, step: Duration) -> Duration {
     if step.is_zero() {
-        return t;
+        return interval.mul_f64(share);
     }
-    let since = t.saturating_duration_since(start).as_nanos();
-    let step_ns = step.as_nanos();
-    start + Duration::from_nanos(u64::try_from(since / step_ns * step_ns).unwrap_or(u64::MAX))
+    let slots = (interval.as_nanos() / step.as_nanos()).max(1);
+    let slot = ((share * slots as f64) as u128).min(slots - 1);
+    Duration::from_nanos(u64::try_from(interval.as_nanos() * slot / slots).unwrap_or(u64::MAX))
 }
 
-/// The first point of the grid at or after `t` (`t` itself for a zero step). Waking on the
-/// grid batches sends: one wake-up sends every request due since the previous one, at most
-/// `step` late.
-fn quantize_up(t: Instant, start: Instant, step: Duration) -> Instant {
-    let down = quantize_down(t, start, step);
-    if down < t {
-        down + step
-    } else {
-        down
+/// Open model: a ramp-up offset cut to whole intervals (when the schedule is in slots), so
+/// a connection's requests stay on its slot's instants after the ramp.
+fn align_ramp(ramp: Duration, interval: Duration, step: Duration) -> Duration {
+    if step.is_zero() || interval.is_zero() {
+        return ramp;
     }
+    let whole = ramp.as_nanos() / interval.as_nanos();
+    Duration::from_nanos(u64::try_from(whole * interval.as_nanos()).unwrap_or(u64::MAX))
 }
 
 impl<B: Io> Worker<B> {
@@ -167,8 +185,11 @@ impl<B: Io> Worker<B> {
                 rendered: Vec::new(),
             })
             .collect();
+        let io = B::new(s.conn_ids.len(), s.addr)?;
         Ok(Worker {
-            io: B::new(s.conn_ids.len(), s.addr)?,
+            batch_wait: resolve_batch_wait(s.batch_wait, io.timestamps()),
+            busy_due: None,
+            io,
             events: Vec::new(),
             conns,
             ready: Vec::new(),
@@ -193,10 +214,13 @@ impl<B: Io> Worker<B> {
         let share = |i: usize| self.s.conn_ids[i] as f64 / self.s.total_conns as f64;
         let ramp = |i: usize| p.ramp.map_or(Duration::ZERO, |r| r.mul_f64(share(i)));
         if let Some(interval) = self.s.interval {
-            // Stagger the connections' schedules evenly over one interval (after their
-            // place in the ramp-up, if any).
+            // Stagger the connections' schedules over the slots of one interval (after
+            // their place in the ramp-up, if any).
+            let step = self.s.quantum;
             for i in 0..self.conns.len() {
-                self.conns[i].next_due = p.start + ramp(i) + interval.mul_f64(share(i));
+                self.conns[i].next_due = p.start
+                    + align_ramp(ramp(i), interval, step)
+                    + slot_offset(share(i), interval, step);
             }
         } else if self.paced {
             for i in 0..self.conns.len() {
@@ -210,8 +234,7 @@ impl<B: Io> Worker<B> {
             let mut now = Instant::now();
             let mut wake = now + SCAN_EVERY;
             if let Some(interval) = self.s.interval {
-                let due = self.fire_due(interval, p, rec, now);
-                wake = wake.min(quantize_up(due, p.start, self.s.quantum));
+                wake = wake.min(self.fire_due(interval, p, rec, now));
             } else if self.paced {
                 wake = wake.min(self.fire_paced(p, rec, now));
             } else {
@@ -236,11 +259,19 @@ impl<B: Io> Worker<B> {
                 // Hand over what was queued, take what completed, without sleeping.
                 self.io.wait(None, false, 1, &mut events);
             } else if !self.spin_poll(&mut events) {
-                let (want, until) = self.batch(wake);
+                let (want, until) = self.batch(wake, sending);
                 self.io.wait(Some(until), precise, want, &mut events);
             }
-            for &i in &events {
+            // With receive timestamps a response's latency ends at its arrival, so one
+            // clock reading serves the whole batch; without, each event reads the clock.
+            let stamped = self.io.timestamps();
+            if stamped && !events.is_empty() {
                 now = Instant::now();
+            }
+            for &i in &events {
+                if !stamped {
+                    now = Instant::now();
+                }
                 self.on_event(i, rec, now);
             }
             events.clear();
@@ -260,7 +291,9 @@ impl<B: Io> Worker<B> {
     /// to give up halves it (down to 1), so against a slow server the thread soon sleeps
     /// almost at once and wastes next to no CPU.
     fn spin_poll(&mut self, events: &mut Vec<usize>) -> bool {
-        if self.in_flight == 0 || self.s.spin == 0 {
+        // A batch wait sleeps through responses on purpose; a spin would end it at the first.
+        let batching = self.batch_wait.is_some() && self.in_flight >= 2;
+        if self.in_flight == 0 || self.s.spin == 0 || batching {
             return false;
         }
         for _ in 0..self.spin_budget {
@@ -273,23 +306,44 @@ impl<B: Io> Worker<B> {
         false
     }
 
-    /// How many completions a blocking wait waits for, and until when: one, or with a
-    /// batch wait all requests in flight for at most `batch_wait` (and never past the next
-    /// due send). Waking once per batch saves a sleep and a wake-up per response; the price
-    /// is that a response's latency may include up to `batch_wait` of waiting for others.
-    fn batch(&self, wake: Instant) -> (usize, Instant) {
-        if self.s.batch_wait.is_zero() || self.in_flight < 2 {
+    /// How many completions a blocking wait waits for, and until when (never past `wake`,
+    /// the next due send or scan). Without a batch wait: one. With one, closed model: half
+    /// the requests in flight, for at most the batch wait — the server keeps the other half
+    /// to work on, and this thread wakes once per batch instead of once per response. Open
+    /// model with timestamped receives: while sending, none — responses are read at the next
+    /// due send, their latencies ending when they arrived; then all of them. Without
+    /// timestamps a latency may include up to the batch wait of waiting for others.
+    fn batch(&self, wake: Instant, sending: bool) -> (usize, Instant) {
+        let Some(limit) = self.batch_wait else {
+            return (1, wake);
+        };
+        if self.in_flight < 2 {
             return (1, wake);
         }
-        (self.in_flight, wake.min(Instant::now() + self.s.batch_wait))
+        if self.s.interval.is_some() {
+            if self.io.timestamps() {
+                // Up to the next due send of an idle connection or of a busy one (whose
+                // response should be in by then); a busy connection already due is sent
+                // on as soon as its response comes.
+                return match self.busy_due {
+                    Some(due) if due <= Instant::now() => (1, wake),
+                    Some(due) => (self.in_flight + usize::from(sending), wake.min(due)),
+                    None => (self.in_flight + usize::from(sending), wake),
+                };
+            }
+            return (self.in_flight, wake.min(Instant::now() + limit));
+        }
+        (self.in_flight / 2, wake.min(Instant::now() + limit))
     }
 
     fn drain_ready(&mut self, p: &Phase, rec: &mut Recorder) {
         // Only the connections queued so far: a synchronous failure re-queues its
         // connection for the next loop turn instead of spinning here.
+        // One clock reading for the batch: each of these connections was free to send
+        // (due) before it.
         let mut ready = std::mem::take(&mut self.ready);
+        let now = Instant::now();
         for &i in &ready {
-            let now = Instant::now();
             if self.conns[i].state == State::Idle && self.may_send(p, rec, now) {
                 self.start(i, now, now, rec);
             }
@@ -329,11 +383,13 @@ impl<B: Io> Worker<B> {
         now: Instant,
     ) -> Instant {
         let mut wake = now + SCAN_EVERY;
-        // Only what fell due up to the last grid point goes now, so sends leave in batches.
-        let horizon = quantize_down(now, p.start, self.s.quantum);
+        // The connections of a slot fall due together (see `slot_offset`): one turn sends them.
+        let horizon = now;
+        self.busy_due = None;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.state != State::Idle {
+                self.busy_due = Some(self.busy_due.map_or(c.next_due, |d| d.min(c.next_due)));
                 continue;
             }
             if c.next_due <= horizon {
@@ -343,6 +399,12 @@ impl<B: Io> Worker<B> {
                 let due = c.next_due;
                 self.conns[i].next_due += interval;
                 self.start(i, due, now, rec);
+                let c = &self.conns[i];
+                if c.state == State::Idle {
+                    wake = wake.min(c.next_due);
+                } else {
+                    self.busy_due = Some(self.busy_due.map_or(c.next_due, |d| d.min(c.next_due)));
+                }
             } else {
                 wake = wake.min(c.next_due);
             }
@@ -473,7 +535,10 @@ impl<B: Io> Worker<B> {
             match progress {
                 Progress::NeedMore => {}
                 Progress::Done { status, close } => {
-                    rec.response(now, c.scenario, status, now - c.due, now - c.sent_at);
+                    // The latency ends when the response's last bytes arrived, if the kernel
+                    // timestamped them (never before the send nor after now).
+                    let end = self.io.arrival().map_or(now, |at| at.clamp(c.sent_at, now));
+                    rec.response(end, c.scenario, status, end - c.due, end - c.sent_at);
                     self.in_flight -= 1;
                     c.state = State::Idle;
                     if close || !self.s.keepalive {
@@ -526,20 +591,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wake_ups_land_on_the_grid_at_or_after_the_due_time() {
-        let start = Instant::now();
-        let step = Duration::from_micros(100);
-        let at = |us| start + Duration::from_micros(us);
-        assert_eq!(quantize_up(at(0), start, step), at(0));
-        assert_eq!(quantize_up(at(1), start, step), at(100));
-        assert_eq!(quantize_up(at(100), start, step), at(100));
-        assert_eq!(quantize_up(at(250), start, step), at(300));
-        assert_eq!(quantize_up(at(250), start, Duration::ZERO), at(250));
-        // Before the start (cannot happen in a phase) it stays at the start.
-        assert_eq!(quantize_up(start, at(5), step), at(5));
-        assert_eq!(quantize_down(at(250), start, step), at(200));
-        assert_eq!(quantize_down(at(300), start, step), at(300));
-        assert_eq!(quantize_down(at(99), start, step), at(0));
-        assert_eq!(quantize_down(at(99), start, Duration::ZERO), at(99));
+    fn connections_begin_at_the_start_of_their_slot_of_the_interval() {
+        let us = Duration::from_micros;
+        // 500 µs between a connection's requests, a step of 100 µs: five slots.
+        let at = |share| slot_offset(share, us(500), us(100));
+        assert_eq!(at(0.0), us(0));
+        assert_eq!(at(0.19), us(0));
+        assert_eq!(at(0.2), us(100));
+        assert_eq!(at(0.5), us(200));
+        assert_eq!(at(0.99), us(400));
+        // A step that does not divide the interval: the slots are as long as fits (166.7 µs).
+        assert_eq!(
+            slot_offset(0.5, us(500), us(150)),
+            Duration::from_nanos(166_666)
+        );
+        // A step as long as the interval or longer: one slot, every connection at once.
+        assert_eq!(slot_offset(0.7, us(500), us(500)), us(0));
+        assert_eq!(slot_offset(0.7, us(500), us(900)), us(0));
+        // No step: each connection its own place.
+        assert_eq!(slot_offset(0.5, us(500), Duration::ZERO), us(250));
+    }
+
+    #[test]
+    fn fifty_connections_share_five_slots_evenly() {
+        let us = Duration::from_micros;
+        let mut per_slot = std::collections::BTreeMap::new();
+        for i in 0..50 {
+            *per_slot
+                .entry(slot_offset(i as f64 / 50.0, us(500), us(100)))
+                .or_insert(0) += 1;
+        }
+        let counts: Vec<i32> = per_slot.values().copied().collect();
+        assert_eq!(counts, vec![10; 5], "{per_slot:?}");
+    }
+
+    #[test]
+    fn a_ramp_offset_is_cut_to_whole_intervals_so_the_slot_is_kept() {
+        let us = Duration::from_micros;
+        assert_eq!(align_ramp(us(1_234), us(500), us(100)), us(1_000));
+        assert_eq!(align_ramp(us(499), us(500), us(100)), us(0));
+        assert_eq!(align_ramp(us(1_234), us(500), Duration::ZERO), us(1_234));
     }
 }

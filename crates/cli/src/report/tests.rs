@@ -66,6 +66,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         window_start_spread_ms: 0,
         seed: None,
         backend: None,
+        rx_timestamps: None,
     }
 }
 

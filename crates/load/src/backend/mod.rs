@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 mod bufring;
 pub(crate) mod epoll;
 mod sock;
+mod stamp;
 pub(crate) mod uring;
 
 /// Which back end runs the event loops.
@@ -74,13 +75,22 @@ pub(crate) trait Io: Sized {
     /// The outcome of the connect of connection `i`, once it is known.
     fn connect_result(&mut self, i: usize) -> Option<io::Result<()>>;
 
-    /// Writes a prefix of `bytes`. The bytes must stay unchanged until this returns a
-    /// count for them or the connection is closed: a completion-based back end hands
-    /// their address to the kernel.
+    /// Writes a prefix of `bytes`. The bytes must stay unchanged until the response to
+    /// them has been read or the connection is closed: a completion-based back end hands
+    /// their address to the kernel, and may count a short request as written before the
+    /// kernel has copied it (io_uring copies it when the next wait submits the queue).
     fn write(&mut self, i: usize, bytes: &[u8]) -> io::Result<usize>;
 
     /// Reads what arrived; an empty slice is the end of the stream.
     fn read(&mut self, i: usize) -> io::Result<&[u8]>;
+
+    /// When the data of the last [`Io::read`] arrived, if the kernel timestamped its receive
+    /// ([`stamp`]): a latency ends then rather than when the read ran.
+    fn arrival(&self) -> Option<Instant>;
+
+    /// Whether receives carry timestamps, so a wait may sleep through several responses
+    /// without adding that sleep to their latencies.
+    fn timestamps(&self) -> bool;
 
     /// Connection `i` is kept alive without a request: report it when the peer closes it.
     fn watch_idle(&mut self, i: usize);
@@ -99,6 +109,11 @@ pub(crate) trait Io: Sized {
         want: usize,
         ready: &mut Vec<usize>,
     ) -> bool;
+}
+
+/// Whether the kernel timestamps TCP receives, as both back ends then ask it to.
+pub(crate) fn receive_timestamps() -> bool {
+    stamp::probe()
 }
 
 /// A blocking wait that should never last longer than this (the timeout scan needs turns).

@@ -5,10 +5,11 @@
 //! this thread asks for them; a flag in the shared ring says when some are pending, so a
 //! spin before sleeping reads memory rather than making syscalls.
 //!
-//! Each connection's receive is one multishot receive into a ring of provided buffers
+//! Each connection's receive is one multishot `recvmsg` into a ring of provided buffers
 //! ([`super::bufring`]), armed once per socket: no re-arming, no failed first attempt and
-//! no readiness poll set up anew per response. Needs kernel 6.1; `auto` uses epoll on older
-//! ones.
+//! no readiness poll set up anew per response. Each completion's buffer holds the payload
+//! and its receive timestamp ([`super::stamp`]). Needs kernel 6.1; `auto` uses epoll on
+//! older ones.
 
 use std::collections::VecDeque;
 use std::io;
@@ -20,6 +21,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::bufring::{BufRing, GROUP};
 use super::sock;
+use super::stamp::{self, Clock};
 use super::{token, untoken, Io, MAX_WAIT};
 
 /// Bytes of one provided receive buffer.
@@ -27,6 +29,13 @@ const RECV_BUF: usize = 16 * 1024;
 
 /// Reads of the ring's flags in one non-blocking poll that finds nothing.
 const SPIN_CHECKS: u32 = 64;
+
+/// Requests up to this size are sent without a completion on success
+/// ([`squeue::Flags::SKIP_SUCCESS`], with `MSG_WAITALL` so a short send is finished by the
+/// kernel or fails): they fit the socket's send buffer (at least 4 KiB), which the
+/// previous request of the connection has left, so the kernel copies them when the send is
+/// submitted. Only a failure completes, and it is handed to the connection's next read.
+const QUIET_SEND_MAX: usize = 4096;
 
 /// What a completion belongs to, in bits 48.. of its user data.
 const OP_CONNECT: u64 = 0;
@@ -98,6 +107,18 @@ pub(crate) struct UringIo {
     addr: Box<(libc::sockaddr_storage, libc::socklen_t)>,
     family: libc::c_int,
     slots: Vec<Slot>,
+    /// The multishot receives' message header: no name, room for a timestamp (boxed: its
+    /// address goes to the kernel).
+    msghdr: Box<libc::msghdr>,
+    /// Sockets are asked for receive timestamps (the kernel agreed when probed).
+    stamps: bool,
+    /// Both clocks as read after the last wait, to place this turn's timestamps.
+    clock: Clock,
+    /// When the data of the last read arrived, if its receive carried a timestamp.
+    arrival: Option<Instant>,
+    /// Connects and sends in flight: their completions come at once, so a wait for `want`
+    /// responses waits for this many completions more.
+    quick: usize,
 }
 
 fn result(res: i32) -> io::Result<usize> {
@@ -134,6 +155,9 @@ impl UringIo {
     }
 
     fn reap(&mut self, ready: &mut Vec<usize>) -> bool {
+        if self.stamps {
+            self.clock = Clock::now();
+        }
         let mut any = false;
         let mut rearm = Vec::new();
         let (slots, bufs) = (&mut self.slots, &mut self.bufs);
@@ -153,8 +177,23 @@ impl UringIo {
                 continue;
             }
             match op {
-                OP_CONNECT => slot.connect = Op::Done(cqe.result()),
-                OP_SEND => slot.send = Op::Done(cqe.result()),
+                OP_CONNECT => {
+                    slot.connect = Op::Done(cqe.result());
+                    self.quick -= 1;
+                }
+                OP_SEND if slot.send == Op::InFlight => {
+                    slot.send = Op::Done(cqe.result());
+                    self.quick -= 1;
+                }
+                OP_SEND => {
+                    // A quiet send failed (or fell short): the request is lost, which the
+                    // connection's read reports.
+                    let err = match cqe.result() {
+                        res if res < 0 => res,
+                        _ => -libc::EPIPE,
+                    };
+                    slot.received.push_front((err, None));
+                }
                 _ => {
                     if !cqueue::more(cqe.flags()) {
                         slot.receiving = false;
@@ -224,7 +263,15 @@ impl Io for UringIo {
         // Ask the kernel not to coalesce this thread's timeouts by the default 50 µs.
         // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        // SAFETY: all-zero is a valid msghdr (no name, no iovec: the buffers are provided).
+        let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
+        msghdr.msg_controllen = stamp::control_len() as _;
         Ok(UringIo {
+            msghdr,
+            stamps: stamp::probe(),
+            clock: Clock::now(),
+            arrival: None,
+            quick: 0,
             ring,
             bufs,
             lent: None,
@@ -254,10 +301,14 @@ impl Io for UringIo {
     fn connect(&mut self, i: usize) -> io::Result<()> {
         self.close(i);
         let fd = sock::tcp_socket(self.family)?;
+        if self.stamps {
+            stamp::enable(fd);
+        }
         let slot = &mut self.slots[i];
         slot.fd = fd;
         slot.generation = slot.generation.wrapping_add(1) & 0xff_ffff;
         slot.connect = Op::InFlight;
+        self.quick += 1;
         let (storage, len) = &*self.addr;
         let entry = opcode::Connect::new(
             types::Fd(fd),
@@ -291,8 +342,21 @@ impl Io for UringIo {
                 result(res)
             }
             Op::InFlight => Err(io::ErrorKind::WouldBlock.into()),
+            Op::None if bytes.len() <= QUIET_SEND_MAX => {
+                let entry =
+                    opcode::Send::new(types::Fd(slot.fd), bytes.as_ptr(), bytes.len() as u32)
+                        .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
+                        .build()
+                        .flags(squeue::Flags::SKIP_SUCCESS)
+                        .user_data(self.user_data(i, OP_SEND));
+                self.push(entry);
+                // The response's receive goes to the kernel in the same batch.
+                self.watch_idle(i);
+                Ok(bytes.len())
+            }
             Op::None => {
                 slot.send = Op::InFlight;
+                self.quick += 1;
                 let len = bytes.len().min(u32::MAX as usize) as u32;
                 let entry = opcode::Send::new(types::Fd(slot.fd), bytes.as_ptr(), len)
                     .flags(libc::MSG_NOSIGNAL)
@@ -308,6 +372,7 @@ impl Io for UringIo {
 
     fn read(&mut self, i: usize) -> io::Result<&[u8]> {
         self.give_back();
+        self.arrival = None;
         let slot = &mut self.slots[i];
         if slot.fd < 0 {
             return Err(io::ErrorKind::NotConnected.into());
@@ -318,7 +383,15 @@ impl Io for UringIo {
                 match bid {
                     Some(bid) => {
                         self.lent = Some(bid);
-                        Ok(self.bufs.data(bid, n))
+                        let data = self.bufs.data(bid, n);
+                        let out = types::RecvMsgOut::parse(data, &self.msghdr)
+                            .map_err(|()| io::Error::other("malformed multishot recvmsg buffer"))?;
+                        self.arrival =
+                            stamp::parse(out.control_data()).and_then(|ns| self.clock.instant(ns));
+                        let payload = out.payload_data();
+                        let start = payload.as_ptr() as usize - data.as_ptr() as usize;
+                        // An empty payload is the end of the stream.
+                        Ok(&data[start..start + payload.len()])
                     }
                     None => Ok(&[]),
                 }
@@ -336,7 +409,7 @@ impl Io for UringIo {
             return;
         }
         slot.receiving = true;
-        let entry = opcode::RecvMulti::new(types::Fd(slot.fd), GROUP)
+        let entry = opcode::RecvMsgMulti::new(types::Fd(slot.fd), &*self.msghdr, GROUP)
             .build()
             .user_data(self.user_data(i, OP_RECV));
         self.push(entry);
@@ -353,6 +426,7 @@ impl Io for UringIo {
             Op::None
         };
         let (fd, ops) = (slot.fd, [slot.connect, slot.send, receive]);
+        self.quick -= ops[..2].iter().filter(|&&op| op == Op::InFlight).count();
         // Operations in flight hold their own reference to the socket: cancel them (by
         // user data, so a reused descriptor number is never touched). Their completions,
         // and any receive not read yet, hand their buffers back.
@@ -383,6 +457,14 @@ impl Io for UringIo {
         self.bufs.publish();
     }
 
+    fn arrival(&self) -> Option<Instant> {
+        self.arrival
+    }
+
+    fn timestamps(&self) -> bool {
+        self.stamps
+    }
+
     fn wait(
         &mut self,
         until: Option<Instant>,
@@ -394,9 +476,11 @@ impl Io for UringIo {
         let timeout = until.map(|u| u.saturating_duration_since(Instant::now()).min(MAX_WAIT));
         match timeout {
             Some(t) if !t.is_zero() && self.ring.completion().is_empty() => {
+                // A batch counts responses: the connects' and sends' completions on top.
+                let min_complete = if want > 1 { want + self.quick } else { 1 };
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                if let Err(e) = self.ring.submitter().submit_with_args(want.max(1), &args) {
+                if let Err(e) = self.ring.submitter().submit_with_args(min_complete, &args) {
                     if !matches!(
                         e.raw_os_error(),
                         Some(libc::ETIME | libc::EINTR | libc::EBUSY)

@@ -29,6 +29,8 @@ pub enum Behavior {
     Reset,
     /// 200, but every request handled in [at, at + len) after start waits until at + len.
     StallOnce { at: Duration, len: Duration },
+    /// 200; on every connection but the first accepted, after this delay.
+    SlowButFirst(Duration),
 }
 
 /// A running server: its address and what it counted.
@@ -92,9 +94,9 @@ pub fn serve(behavior: Behavior) -> Server {
     thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            c.fetch_add(1, Ordering::SeqCst);
+            let first = c.fetch_add(1, Ordering::SeqCst) == 0;
             let (r, p) = (r.clone(), p.clone());
-            thread::spawn(move || handle(stream, behavior, &r, &p, start));
+            thread::spawn(move || handle(stream, behavior, &r, &p, start, first));
         }
     });
     Server {
@@ -119,6 +121,7 @@ fn handle(
     requests: &AtomicU64,
     seen: &Mutex<BTreeMap<String, (u64, u64)>>,
     start: Instant,
+    first: bool,
 ) {
     let _ = s.set_nodelay(true);
     let mut buf = Vec::new();
@@ -178,6 +181,12 @@ fn handle(
                 let t = start.elapsed();
                 if t >= at && t < at + len {
                     thread::sleep(at + len - t);
+                }
+                ok_response(close)
+            }
+            Behavior::SlowButFirst(delay) => {
+                if !first {
+                    thread::sleep(delay);
                 }
                 ok_response(close)
             }
