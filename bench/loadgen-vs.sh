@@ -9,9 +9,10 @@
 #   ONLY=open RATE=100000 bench/loadgen-vs.sh  # only the open-model cells (ka, close, open)
 #   TOOLS="wrk ours" bench/loadgen-vs.sh       # only these tools (default: all found)
 #
-# `ours` runs with its default back end (io_uring where the kernel allows it), `ours-epoll`
-# with `--backend epoll` and `ours-batch` with `--batch-wait $BATCH_WAIT` (default 200us);
-# each result line names the back end that ran.
+# `ours` runs with its defaults (io_uring where the kernel allows it), `ours-epoll` with
+# `--backend epoll`, `ours-batch` with `--batch-wait $BATCH_WAIT` (default 200us) and, in the
+# open model, `ours-coarse` with `--schedule-quantum $COARSE` (default 500us); each result
+# line names the back end that ran and whether receives were timestamped.
 #
 # wrk2 is not packaged in Debian. Give its binary with WRK2=/path (or put `wrk2` on PATH or
 # in $TOOLS_ROOT/bin): build it yourself from github.com/giltene/wrk2 (`make`), outside this
@@ -33,6 +34,7 @@ RATE=${RATE:-100000}
 OPEN_CONNS=${OPEN_CONNS:-50}
 OPEN_WARMUP=${OPEN_WARMUP:-10}
 BATCH_WAIT=${BATCH_WAIT:-200us}
+COARSE=${COARSE:-500us}
 ONLY=${ONLY:-"ka close open"}
 TOOLS_ROOT=${TOOLS_ROOT:-/var/cache/benchrun/tools}
 INSTALL=${INSTALL:-1}   # 0: use what is installed, skip missing tools
@@ -122,12 +124,14 @@ run_one() {
   local tool=$1 c=$2 mode=$3 out="$WORK/out.txt" tm="$WORK/time.txt" cmd rps p99 secs=$DURATION
   local kind=$tool
   # ours-epoll: ours with the epoll back end forced (ours alone picks io_uring when it can);
-  # ours-batch: ours with --batch-wait $BATCH_WAIT (io_uring wakes once per batch).
+  # ours-batch: ours with --batch-wait $BATCH_WAIT (longer batches of responses per wake-up);
+  # ours-coarse: ours with --schedule-quantum $COARSE (open model: fewer, larger bursts).
   local extra=()
   unset BENCHRUN_LOAD_BACKEND
   case $tool in
     ours-epoll) kind=ours; export BENCHRUN_LOAD_BACKEND=epoll ;;
     ours-batch) kind=ours; extra=(--batch-wait "$BATCH_WAIT") ;;
+    ours-coarse) kind=ours; extra=(--schedule-quantum "$COARSE") ;;
   esac
   case "$kind/$mode" in
     wrk/ka) cmd=(wrk -t1 -c"$c" -d"${DURATION}s" "$URL") ;;
@@ -158,7 +162,7 @@ run_one() {
     python3 - "$out" "$tool" >&2 <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-line = f"    {sys.argv[2]}: backend {r.get('backend', '?')}"
+line = f"    {sys.argv[2]}: backend {r.get('backend', '?')}, rx timestamps {r.get('rx_timestamps', '?')}"
 lag = r.get("schedule_lag")
 if lag:
     line += f", schedule lag mean {lag['mean_us']:.1f} us, max {lag['max_us']} us"
@@ -214,7 +218,7 @@ main() {
       for tool in ab ours ours-epoll; do run_one "$tool" 50 close; done
     fi
     if [[ " $ONLY " == *" open "* ]]; then
-      for tool in wrk2 ours ours-epoll ours-batch; do run_one "$tool" "$OPEN_CONNS" open; done
+      for tool in wrk2 ours ours-epoll ours-coarse; do run_one "$tool" "$OPEN_CONNS" open; done
     fi
   done
   python3 - "$RESULTS" "$RATE" <<'PY'
