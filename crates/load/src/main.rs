@@ -72,8 +72,9 @@ struct LoadArgs {
     /// D (open model: until the next send is due), so a thread wakes once per batch of
     /// responses: less CPU per request. Latencies end at each response's kernel receive
     /// timestamp, so the sleep is not in them; a connection may wait up to D before its next
-    /// request. auto (default) = 50us when the kernel timestamps receives, else off;
-    /// 0 = off; at most 10ms.
+    /// request. auto (default) = 50us when the kernel timestamps receives (closed model:
+    /// and the back end is io_uring, which can wait for half), else off; 0 = off; at most
+    /// 10ms.
     #[arg(long, value_name = "D", default_value = "auto")]
     batch_wait: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).

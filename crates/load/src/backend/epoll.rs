@@ -155,6 +155,10 @@ impl Io for EpollIo {
         self.stamps
     }
 
+    fn waits_for_count(&self) -> bool {
+        false
+    }
+
     fn watch_idle(&mut self, _i: usize) {
         // Registered for readability all along.
     }

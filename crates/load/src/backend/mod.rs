@@ -92,6 +92,11 @@ pub(crate) trait Io: Sized {
     /// without adding that sleep to their latencies.
     fn timestamps(&self) -> bool;
 
+    /// Whether a blocking wait can end when a number of completions has arrived (io_uring),
+    /// rather than at the first event (epoll). Only then does the closed model batch by
+    /// default: epoll would have to sleep the whole batch wait.
+    fn waits_for_count(&self) -> bool;
+
     /// Connection `i` is kept alive without a request: report it when the peer closes it.
     fn watch_idle(&mut self, i: usize);
 

@@ -465,6 +465,10 @@ impl Io for UringIo {
         self.stamps
     }
 
+    fn waits_for_count(&self) -> bool {
+        true
+    }
+
     fn wait(
         &mut self,
         until: Option<Instant>,
