@@ -173,7 +173,8 @@ pub struct Config {
     /// Latencies end when the kernel timestamped each response's arrival, so the sleep is
     /// not in them; in the closed model a connection may wait up to this long before its
     /// next request. Without receive timestamps a latency may include the sleep. `None`
-    /// (the default): [`DEFAULT_BATCH_WAIT`] when receives are timestamped, else off;
+    /// (the default): [`DEFAULT_BATCH_WAIT`] when receives are timestamped and, in the
+    /// closed model, the back end can wait for half the responses (io_uring), else off;
     /// zero: off.
     pub batch_wait: Option<Duration>,
     /// Warm-up before the measured window.

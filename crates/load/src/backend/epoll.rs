@@ -37,6 +37,8 @@ pub(crate) struct EpollIo {
     stamps: bool,
     /// When the data of the last read arrived, if its receive carried a timestamp.
     arrival: Option<Instant>,
+    /// Both clocks as read after the last wait, to place this turn's timestamps.
+    clock: Clock,
 }
 
 impl EpollIo {
@@ -76,6 +78,7 @@ impl Io for EpollIo {
             control: vec![0; stamp::control_len()],
             stamps: stamp::probe(),
             arrival: None,
+            clock: Clock::now(),
         })
     }
 
@@ -142,7 +145,7 @@ impl Io for EpollIo {
         }
         if self.stamps {
             let control = &self.control[..(msg.msg_controllen as usize).min(self.control.len())];
-            self.arrival = stamp::parse(control).and_then(|ns| Clock::now().instant(ns));
+            self.arrival = stamp::parse(control).and_then(|ns| self.clock.instant(ns));
         }
         Ok(&self.buf[..n as usize])
     }
@@ -211,6 +214,9 @@ impl Io for EpollIo {
                 // Nothing sensible can continue without the poller.
                 panic!("failed to poll: {e}");
             }
+        }
+        if self.stamps {
+            self.clock = Clock::now();
         }
         let mut any = false;
         for event in self.events.iter() {

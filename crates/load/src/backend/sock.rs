@@ -1,5 +1,6 @@
-//! Sockets for the io_uring back end, made with plain syscalls: the target address in the
-//! form `connect` takes, and a TCP socket with `TCP_NODELAY`.
+//! Sockets made with plain syscalls: for the io_uring back end the target address in the
+//! form `connect` takes and a TCP socket with `TCP_NODELAY`; for both, integer socket
+//! options.
 
 use std::io;
 use std::net::SocketAddr;
@@ -41,16 +42,27 @@ pub(crate) fn tcp_socket(family: libc::c_int) -> io::Result<RawFd> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    let one: libc::c_int = 1;
-    // SAFETY: a valid descriptor and a c_int option value of the stated size.
-    unsafe {
+    set_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
+    Ok(fd)
+}
+
+/// Sets the integer socket option `name` of `level` on `fd`; returns whether the kernel
+/// took it.
+pub(crate) fn set_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> bool {
+    // SAFETY: a c_int option value of the stated size; a bad descriptor is an error return.
+    let rc = unsafe {
         libc::setsockopt(
             fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            (&one as *const libc::c_int).cast(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    Ok(fd)
+    rc == 0
 }

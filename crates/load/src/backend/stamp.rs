@@ -16,18 +16,7 @@ pub(crate) fn control_len() -> usize {
 
 /// Asks the kernel to timestamp what `fd` receives; returns whether it agreed.
 pub(crate) fn enable(fd: RawFd) -> bool {
-    let one: libc::c_int = 1;
-    // SAFETY: a valid descriptor and a c_int option value of the stated size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    rc == 0
+    super::sock::set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// Whether the kernel timestamps TCP receives, tried once per process on a socket made
