@@ -396,29 +396,22 @@ impl<B: Io> Worker<B> {
     ) -> Instant {
         let mut wake = now + SCAN_EVERY;
         // The connections of a slot fall due together (see `slot_offset`): one turn sends them.
-        let horizon = now;
         self.busy_due = None;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.state != State::Idle {
-                self.busy_due = Some(self.busy_due.map_or(c.next_due, |d| d.min(c.next_due)));
-                continue;
-            }
-            if c.next_due <= horizon {
+            if c.state == State::Idle && c.next_due <= now {
                 if !self.may_send(p, rec, now) {
                     continue;
                 }
                 let due = c.next_due;
                 self.conns[i].next_due += interval;
                 self.start(i, due, now, rec);
-                let c = &self.conns[i];
-                if c.state == State::Idle {
-                    wake = wake.min(c.next_due);
-                } else {
-                    self.busy_due = Some(self.busy_due.map_or(c.next_due, |d| d.min(c.next_due)));
-                }
-            } else {
+            }
+            let c = &self.conns[i];
+            if c.state == State::Idle {
                 wake = wake.min(c.next_due);
+            } else {
+                self.busy_due = Some(self.busy_due.map_or(c.next_due, |d| d.min(c.next_due)));
             }
         }
         wake
