@@ -925,9 +925,10 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
         println!("spec change refused: {:#}", changed.unwrap_err());
 
         // A crash: the leader cannot release its lease; the standby waits for it to expire.
+        let since = cluster.lease_version().await?;
         let how = cluster.kill_operator_pod(pod_of(&first)).await?;
         let (second, took, _) = cluster
-            .wait_for_new_leader(&first, Duration::from_secs(90))
+            .wait_for_new_leader(&first, &since, Duration::from_secs(90))
             .await?;
         println!(
             "TAKEOVER after the leader was killed ({how}): {:.1} s, new leader {second}",
@@ -943,9 +944,10 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
             .wait_until(&ns, "takeover", Duration::from_secs(300), loading(1))
             .await?;
         let second = one_leader_holds_the_lease(&cluster).await?;
+        let since = cluster.lease_version().await?;
         cluster.stop_operator_pod(pod_of(&second)).await?;
         let (third, took, released) = cluster
-            .wait_for_new_leader(&second, Duration::from_secs(90))
+            .wait_for_new_leader(&second, &since, Duration::from_secs(90))
             .await?;
         println!(
             "TAKEOVER after the leader was stopped gracefully: {:.1} s (lease seen released: {released}), new leader {third}",

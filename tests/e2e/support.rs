@@ -9,9 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use benchrun_api::{BenchmarkRun, CellResult, Outcome, Phase};
+use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::{Api, Client};
 
 /// Namespace of the operator installed by `make install`.
@@ -156,27 +159,62 @@ impl Cluster {
         Ok(lease.spec.and_then(|s| s.holder_identity))
     }
 
-    /// Polls the Lease every 100 ms until an identity other than `old` holds it. Returns the
-    /// new holder, the time it took and whether the lease was seen released in between.
+    /// The Lease's resourceVersion now: take it before stopping a leader and pass it to
+    /// [`Cluster::wait_for_new_leader`], so every change after it is seen.
+    pub async fn lease_version(&self) -> anyhow::Result<String> {
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        let lease = leases.get(OPERATOR_LEASE).await?;
+        lease
+            .metadata
+            .resource_version
+            .context("the lease has no resourceVersion")
+    }
+
+    /// Watches the Lease from resourceVersion `since` until an identity other than `old` holds
+    /// it. Returns the new holder, the time it took and whether the lease was released (no
+    /// holder) in between. A watch sees every change, so a release that the standby takes
+    /// over within milliseconds is not missed as it could be by polling.
     pub async fn wait_for_new_leader(
         &self,
         old: &str,
+        since: &str,
         timeout: Duration,
     ) -> anyhow::Result<(String, Duration, bool)> {
         let t0 = Instant::now();
-        let mut released = false;
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), OPERATOR_NS);
+        let params = WatchParams::default()
+            .fields(&format!("metadata.name={OPERATOR_LEASE}"))
+            .timeout(60);
+        let (mut version, mut released) = (since.to_string(), false);
         loop {
-            match self.lease_holder().await {
-                Ok(Some(h)) if h != old && !h.is_empty() => return Ok((h, t0.elapsed(), released)),
-                Ok(None) => released = true,
-                Ok(Some(h)) if h.is_empty() => released = true,
-                _ => {}
+            let left = timeout
+                .checked_sub(t0.elapsed())
+                .with_context(|| format!("{old} still leads after {timeout:?}"))?;
+            let mut events = leases.watch(&params, &version).await?.boxed();
+            loop {
+                let event = match tokio::time::timeout(left, events.try_next()).await {
+                    Err(_) => anyhow::bail!("{old} still leads after {timeout:?}"),
+                    Ok(event) => event?,
+                };
+                let lease = match event {
+                    Some(WatchEvent::Added(l)) | Some(WatchEvent::Modified(l)) => l,
+                    Some(WatchEvent::Bookmark(b)) => {
+                        version = b.metadata.resource_version;
+                        continue;
+                    }
+                    Some(WatchEvent::Deleted(_)) => anyhow::bail!("the lease was deleted"),
+                    Some(WatchEvent::Error(e)) => anyhow::bail!("watching the lease: {e:?}"),
+                    // The server ended the watch (its timeout): watch again from `version`.
+                    None => break,
+                };
+                version = lease.metadata.resource_version.clone().unwrap_or(version);
+                match lease.spec.and_then(|s| s.holder_identity) {
+                    Some(h) if h != old && !h.is_empty() => return Ok((h, t0.elapsed(), released)),
+                    None => released = true,
+                    Some(h) if h.is_empty() => released = true,
+                    _ => {}
+                }
             }
-            anyhow::ensure!(
-                t0.elapsed() < timeout,
-                "{old} still leads after {timeout:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
