@@ -82,3 +82,43 @@ fn interim_and_bodyless_responses_are_handled() {
     p.reset(false);
     assert_eq!(p.feed(head), Progress::NeedMore);
 }
+
+#[test]
+fn a_repeated_head_is_remembered_and_a_changed_byte_is_parsed_again() {
+    let mut p = ResponseParser::new();
+    let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    assert_eq!(p.feed(ok), done(200, false));
+    assert_eq!(p.last.bytes.len(), ok.len() - 5, "the head is remembered");
+    // The same head again: the same outcome, the body still counted to its length.
+    p.reset(false);
+    assert_eq!(p.feed(&ok[..ok.len() - 1]), Progress::NeedMore);
+    assert_eq!(p.feed(b"o"), done(200, false));
+    // One byte of the length changed: framed by the new length, not the remembered one.
+    p.reset(false);
+    assert_eq!(
+        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello"),
+        Progress::NeedMore
+    );
+    assert_eq!(p.feed(b"!"), done(200, false));
+    // Another status with the old length, and a close.
+    p.reset(false);
+    assert_eq!(
+        p.feed(b"HTTP/1.1 503 Busy\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"),
+        done(503, true)
+    );
+    // The remembered head answering a HEAD request has no body.
+    p.reset(false);
+    assert_eq!(p.feed(ok), done(200, false));
+    p.reset(true);
+    assert_eq!(p.feed(&ok[..ok.len() - 5]), done(200, false));
+    // A head cut short where the remembered one goes on is not taken for it.
+    p.reset(false);
+    assert_eq!(p.feed(&ok[..20]), Progress::NeedMore);
+    assert_eq!(p.feed(&ok[20..]), done(200, false));
+    // Garbage after a remembered head is still garbage.
+    p.reset(false);
+    assert_eq!(
+        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
+        Progress::Invalid
+    );
+}
