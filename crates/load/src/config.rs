@@ -130,7 +130,7 @@ fn split_host_port(authority: &str) -> Option<(&str, u16)> {
 /// lateness: each request leaves when due (see [`Config::schedule_quantum`]).
 pub const DEFAULT_SCHEDULE_QUANTUM: Duration = Duration::from_micros(250);
 
-/// Default [`Config::batch_wait`] when receives are timestamped: 50 µs, at most that long
+/// Default [`Config::batch_wait`] when receives are timestamped: 50 µs, about that long
 /// between a response and its connection's next request in the closed model.
 pub const DEFAULT_BATCH_WAIT: Duration = Duration::from_micros(50);
 
@@ -166,16 +166,20 @@ pub struct Config {
     /// The I/O back end of the event loops; `Auto` (the default) picks io_uring when the
     /// kernel allows it, else epoll.
     pub backend: Backend,
-    /// A thread's blocking wait may sleep until half its requests in flight have completed
-    /// or this long has passed (open model with timestamped receives: until its next send
-    /// is due), so it wakes once per batch of responses rather than per response: less CPU
-    /// per request, for both the generator and the server it no longer wakes as often.
-    /// Latencies end when the kernel timestamped each response's arrival, so the sleep is
-    /// not in them; in the closed model a connection may wait up to this long before its
-    /// next request. Without receive timestamps a latency may include the sleep. `None`
-    /// (the default): [`DEFAULT_BATCH_WAIT`] when receives are timestamped and, in the
-    /// closed model, the back end can wait for half the responses (io_uring), else off;
-    /// zero: off.
+    /// A thread's blocking wait may sleep through several responses, so it wakes once per
+    /// batch of responses rather than per response: less CPU per request, for both the
+    /// generator and the server it no longer wakes as often. Closed model on io_uring: the
+    /// wait is for the responses expected within this long (each request in flight counts
+    /// for this over its connection's recent latency, at most one; at least one response,
+    /// at most half of those in flight), with a 5 ms safety timeout for a server that
+    /// stalls (see `crate::batch`); on epoll, which cannot wait for a count, until half
+    /// are answered or this long has passed. Open model with timestamped receives: until
+    /// the next send is due. Latencies end when the kernel timestamped each response's
+    /// arrival, so the sleep is not in them; in the closed model a connection waits about
+    /// this long before its next request. Without receive timestamps a latency may include
+    /// the sleep. `None` (the default): [`DEFAULT_BATCH_WAIT`] when receives are
+    /// timestamped and, in the closed model, the back end can wait for a count (io_uring),
+    /// else off; zero: off.
     pub batch_wait: Option<Duration>,
     /// Warm-up before the measured window.
     pub warmup: Warmup,

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+mod batch;
 pub mod config;
 pub mod error;
 pub mod hist;

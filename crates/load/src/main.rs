@@ -68,13 +68,14 @@ struct LoadArgs {
     #[arg(long, env = "BENCHRUN_LOAD_BACKEND", value_name = "B", default_value = "auto",
           value_parser = ["auto", "epoll", "io-uring"])]
     backend: String,
-    /// A blocking wait may sleep until half the requests in flight are answered, or at most
-    /// D (open model: until the next send is due), so a thread wakes once per batch of
-    /// responses: less CPU per request. Latencies end at each response's kernel receive
-    /// timestamp, so the sleep is not in them; a connection may wait up to D before its next
+    /// A blocking wait may sleep through several responses, so a thread wakes once per
+    /// batch of them: less CPU per request. Closed model: io_uring waits for the responses
+    /// expected within D (from each connection's recent latency; at most half of those in
+    /// flight, 5ms safety timeout), epoll until half are in or D has passed; open model:
+    /// until the next send is due. Latencies end at each response's kernel receive
+    /// timestamp, so the sleep is not in them; a connection waits about D before its next
     /// request. auto (default) = 50us when the kernel timestamps receives (closed model:
-    /// and the back end is io_uring, which can wait for half), else off; 0 = off; at most
-    /// 10ms.
+    /// and the back end is io_uring), else off; 0 = off; at most 10ms.
     #[arg(long, value_name = "D", default_value = "auto")]
     batch_wait: String,
     /// Warm-up before measuring: a duration (5s) or a request count (1000).

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::backend::Io;
+use crate::batch;
 use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
 use crate::template::{Draw, Template};
@@ -40,6 +41,10 @@ struct Conn {
     draws: Vec<Draw>,
     /// The current request, rendered from its scenario's template (unused without one).
     rendered: Vec<u8>,
+    /// Recent latency of this connection's requests, seconds (zero: none yet).
+    latency: f64,
+    /// What the request in flight adds to [`Worker::expected`].
+    share: f64,
 }
 
 /// What one phase (warm-up or measured) of a worker may do.
@@ -120,6 +125,9 @@ pub(crate) struct Worker<B> {
     /// Open model: the earliest next due time of a connection with a request in flight
     /// (as of the last [`Worker::fire_due`]): its response should be read by then.
     busy_due: Option<Instant>,
+    /// Closed model with a batch wait: the responses expected within the batch wait, the
+    /// sum of the requests in flight's [`Conn::share`] (see [`crate::batch`]).
+    expected: f64,
 }
 
 /// The batch wait in force: as asked, or by default [`crate::config::DEFAULT_BATCH_WAIT`]
@@ -190,6 +198,8 @@ impl<B: Io> Worker<B> {
                     Vec::new()
                 },
                 rendered: Vec::new(),
+                latency: 0.0,
+                share: 0.0,
             })
             .collect();
         let io = B::new(s.conn_ids.len(), s.addr)?;
@@ -201,6 +211,7 @@ impl<B: Io> Worker<B> {
                 io.waits_for_count(),
             ),
             busy_due: None,
+            expected: 0.0,
             io,
             events: Vec::new(),
             conns,
@@ -319,9 +330,12 @@ impl<B: Io> Worker<B> {
     }
 
     /// How many completions a blocking wait waits for, and until when (never past `wake`,
-    /// the next due send or scan). Without a batch wait: one. With one, closed model: half
-    /// the requests in flight, for at most the batch wait — the server keeps the other half
-    /// to work on, and this thread wakes once per batch instead of once per response. Open
+    /// the next due send or scan). Without a batch wait: one. With one, closed model, on a
+    /// back end that waits for a count (io_uring): the responses expected within the batch
+    /// wait ([`batch::batch_size`]), for at most [`batch::SAFETY_TIMEOUT`]; on one that
+    /// does not (epoll): half the requests in flight, for at most the batch wait. Either
+    /// way the server keeps at least half to work on, and this thread wakes once per batch
+    /// instead of once per response. Open
     /// model with timestamped receives: while sending, none — responses are read at the next
     /// due send, their latencies ending when they arrived; then all of them. Without
     /// timestamps a latency may include up to the batch wait of waiting for others.
@@ -345,7 +359,12 @@ impl<B: Io> Worker<B> {
             }
             return (self.in_flight, wake.min(Instant::now() + limit));
         }
-        (self.in_flight / 2, wake.min(Instant::now() + limit))
+        if !self.io.waits_for_count() {
+            return (self.in_flight / 2, wake.min(Instant::now() + limit));
+        }
+        let want = batch::batch_size(self.in_flight, self.expected);
+        let safety = batch::SAFETY_TIMEOUT.max(limit);
+        (want, wake.min(Instant::now() + safety))
     }
 
     fn drain_ready(&mut self, p: &Phase, rec: &mut Recorder) {
@@ -436,6 +455,10 @@ impl<B: Io> Worker<B> {
         rec.sent(now.saturating_duration_since(due));
         self.in_flight += 1;
         let c = &mut self.conns[i];
+        if let Some(wait) = self.batch_wait {
+            c.share = batch::expected_share(c.latency, wait);
+            self.expected += c.share;
+        }
         c.due = due;
         c.sent_at = now;
         c.deadline = now + self.s.timeout;
@@ -544,6 +567,8 @@ impl<B: Io> Worker<B> {
                     // timestamped them (never before the send nor after now).
                     let end = self.io.arrival().map_or(now, |at| at.clamp(c.sent_at, now));
                     rec.response(end, c.scenario, status, end - c.due, end - c.sent_at);
+                    c.latency = batch::smooth_latency(c.latency, end - c.sent_at);
+                    self.expected -= std::mem::take(&mut c.share);
                     self.in_flight -= 1;
                     c.state = State::Idle;
                     if close || !self.s.keepalive {
@@ -572,6 +597,7 @@ impl<B: Io> Worker<B> {
     /// Ends the in-flight request of connection `i` with a failure and drops its socket.
     fn fail(&mut self, i: usize, f: Failure, now: Instant, rec: &mut Recorder) {
         rec.failure(now, self.conns[i].scenario, f);
+        self.expected -= std::mem::take(&mut self.conns[i].share);
         self.in_flight -= 1;
         self.io.close(i);
         self.conns[i].state = State::Idle;
