@@ -122,11 +122,15 @@ pub(crate) struct Worker<B> {
     paced: bool,
     /// The batch wait in force (`None`: wake on the first completion).
     batch_wait: Option<Duration>,
+    /// Closed model on a back end that waits for a count: the batch wait, sized to the
+    /// responses expected within it ([`crate::batch`]); `None` otherwise, and then no
+    /// latency or share is tracked per request.
+    sized_wait: Option<Duration>,
     /// Open model: the earliest next due time of a connection with a request in flight
     /// (as of the last [`Worker::fire_due`]): its response should be read by then.
     busy_due: Option<Instant>,
-    /// Closed model with a batch wait: the responses expected within the batch wait, the
-    /// sum of the requests in flight's [`Conn::share`] (see [`crate::batch`]).
+    /// With a sized wait ([`Self::sized_wait`]): the responses expected within it, the sum
+    /// of the requests in flight's [`Conn::share`] (see [`crate::batch`]).
     expected: f64,
 }
 
@@ -203,13 +207,15 @@ impl<B: Io> Worker<B> {
             })
             .collect();
         let io = B::new(s.conn_ids.len(), s.addr)?;
+        let batch_wait = resolve_batch_wait(
+            s.batch_wait,
+            io.timestamps(),
+            s.interval.is_some(),
+            io.waits_for_count(),
+        );
         Ok(Worker {
-            batch_wait: resolve_batch_wait(
-                s.batch_wait,
-                io.timestamps(),
-                s.interval.is_some(),
-                io.waits_for_count(),
-            ),
+            batch_wait,
+            sized_wait: batch_wait.filter(|_| s.interval.is_none() && io.waits_for_count()),
             busy_due: None,
             expected: 0.0,
             io,
@@ -335,10 +341,10 @@ impl<B: Io> Worker<B> {
     /// wait ([`batch::batch_size`]), for at most [`batch::SAFETY_TIMEOUT`]; on one that
     /// does not (epoll): half the requests in flight, for at most the batch wait. Either
     /// way the server keeps at least half to work on, and this thread wakes once per batch
-    /// instead of once per response. Open
-    /// model with timestamped receives: while sending, none — responses are read at the next
-    /// due send, their latencies ending when they arrived; then all of them. Without
-    /// timestamps a latency may include up to the batch wait of waiting for others.
+    /// instead of once per response. Open model with timestamped receives: while sending,
+    /// none — responses are read at the next due send, their latencies ending when they
+    /// arrived; then all of them. Without timestamps a latency may include up to the batch
+    /// wait of waiting for others.
     fn batch(&self, wake: Instant, sending: bool) -> (usize, Instant) {
         let Some(limit) = self.batch_wait else {
             return (1, wake);
@@ -359,7 +365,7 @@ impl<B: Io> Worker<B> {
             }
             return (self.in_flight, wake.min(Instant::now() + limit));
         }
-        if !self.io.waits_for_count() {
+        if self.sized_wait.is_none() {
             return (self.in_flight / 2, wake.min(Instant::now() + limit));
         }
         let want = batch::batch_size(self.in_flight, self.expected);
@@ -455,7 +461,7 @@ impl<B: Io> Worker<B> {
         rec.sent(now.saturating_duration_since(due));
         self.in_flight += 1;
         let c = &mut self.conns[i];
-        if let Some(wait) = self.batch_wait {
+        if let Some(wait) = self.sized_wait {
             c.share = batch::expected_share(c.latency, wait);
             self.expected += c.share;
         }
@@ -567,8 +573,10 @@ impl<B: Io> Worker<B> {
                     // timestamped them (never before the send nor after now).
                     let end = self.io.arrival().map_or(now, |at| at.clamp(c.sent_at, now));
                     rec.response(end, c.scenario, status, end - c.due, end - c.sent_at);
-                    c.latency = batch::smooth_latency(c.latency, end - c.sent_at);
-                    self.expected -= std::mem::take(&mut c.share);
+                    if self.sized_wait.is_some() {
+                        c.latency = batch::smooth_latency(c.latency, end - c.sent_at);
+                        self.expected -= std::mem::take(&mut c.share);
+                    }
                     self.in_flight -= 1;
                     c.state = State::Idle;
                     if close || !self.s.keepalive {

@@ -255,13 +255,19 @@ impl UringIo {
         }
         slot.registered = true;
         self.table[i] = slot.fd;
-        let entry = opcode::FilesUpdate::new(&self.table[i], 1)
+        self.update_table(i, &self.table[i]);
+        true
+    }
+
+    /// Queues the write of `*fd` into connection `i`'s entry of the registered-file table
+    /// (`-1`: empty it). The kernel reads `*fd` when the queue is submitted.
+    fn update_table(&mut self, i: usize, fd: *const RawFd) {
+        let entry = opcode::FilesUpdate::new(fd, 1)
             .offset(i as i32)
             .build()
             .flags(squeue::Flags::SKIP_SUCCESS)
             .user_data(self.user_data(i, OP_CANCEL));
         self.push(entry);
-        true
     }
 
     /// The send of `len` bytes at `ptr` on connection `i`, by its table entry if it has one.
@@ -502,12 +508,7 @@ impl Io for UringIo {
         }
         // The table's reference goes first, so the close ends the socket.
         if registered {
-            let entry = opcode::FilesUpdate::new(&UNREGISTER, 1)
-                .offset(i as i32)
-                .build()
-                .flags(squeue::Flags::SKIP_SUCCESS)
-                .user_data(self.user_data(i, OP_CANCEL));
-            self.push(entry);
+            self.update_table(i, &UNREGISTER);
         }
         // The close goes with the turn's other submissions (one syscall less per request
         // without keep-alive); the descriptor number stays taken until it has run.
