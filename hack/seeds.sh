@@ -3,8 +3,11 @@
 # (all five, or the numbers given) one after the other on the cluster KUBECONFIG points at (the
 # local one by default), and write per seed its results (`kubectl benchrun show` as text and
 # markdown, the HTML report, the run as YAML, and the requests each target counted against the
-# generator's per cell) into DIR (default out/seeds/). `make seeds` builds and installs
-# everything first and then calls this.
+# generator's per cell) into DIR (default out/seeds/), with the run as JSON (<seed>.run.json)
+# and a manifest of the whole invocation (DIR/manifest.json: the commit, whether the tree was
+# clean, the date, the machine, the cluster's layout — its nodes, roles and allocatable CPU —
+# and per seed its file, phase, duration and count check). `hack/seeds-doc.sh DIR` renders
+# docs/seeds.md from them. `make seeds` builds and installs everything first and then calls this.
 #
 # By default the local-cluster size of each seed runs (<N>-<name>-small.yaml, minutes each);
 # --published runs the published size (<N>-<name>.yaml), which needs a bigger cluster (see
@@ -22,7 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --published) size=published ;;
     --out) out=${2:?--out needs a directory}; shift ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     [1-9]) numbers+=("$1") ;;
     *) die "unknown argument '$1' (hack/seeds.sh [--published] [--out DIR] [N...])" ;;
   esac
@@ -104,6 +107,11 @@ plugin=$target_dir/release/kubectl-benchrun
 [ -x "$plugin" ] || die "no $plugin: run 'make build'"
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
 mkdir -p "$out"
+# Files of an earlier invocation would mix with this one's in the docs: start clean.
+rm -f "$out"/*.run.json "$out/manifest.json"
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+seeds_json=$(mktemp)
+echo '[]' >"$seeds_json"
 
 # A seed's time bound: the small ones take minutes; a published one can take hours.
 if [ "$size" = small ]; then bound=1800; else bound=21600; fi
@@ -129,6 +137,7 @@ for n in "${numbers[@]}"; do
   "$plugin" -n "$ns" report "$name" -o "$base.html" >/dev/null 2>&1 || true
   kubectl -n "$ns" get benchmarkrun "$name" -o yaml >"$base.run.yaml"
   kubectl -n "$ns" get benchmarkrun "$name" -o json >"$counts/run.json.run"
+  cp "$counts/run.json.run" "$base.run.json"
   cat "$base.txt"
   if check_counts "$counts/run.json.run" "$counts" >"$base.counts.txt"; then counted="equal"
   else counted="DIFFERENT"; fi
@@ -138,7 +147,26 @@ for n in "${numbers[@]}"; do
   summary+=("$line")
   log "$line"
   [ "$phase" = Succeeded ] && [ "$counted" = equal ] || failed+=("$n")
+  jq --arg n "$n" --arg file "$(basename "$file")" --arg phase "${phase:-unknown}" --argjson took "$took" \
+    --arg counted "$counted" --arg results "$(basename "$base").run.json" \
+    '. + [{number: ($n | tonumber), file: $file, phase: $phase, seconds: $took, counts: $counted, results: $results}]' \
+    "$seeds_json" >"$seeds_json.new" && mv "$seeds_json.new" "$seeds_json"
 done
+# The manifest: what ran, where and from which commit (hack/seeds-doc.sh puts it in the header).
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false; [ -z "$(git status --porcelain 2>/dev/null)" ] || dirty=true
+nodes=$(kubectl get nodes -o json | jq -c '[.items[] | {name: .metadata.name,
+  role: (.metadata.labels["benchrun.dev/role"] // ""), cpu: .status.allocatable.cpu,
+  memory: .status.allocatable.memory, kubelet: .status.nodeInfo.kubeletVersion,
+  os: .status.nodeInfo.osImage, kernel: .status.nodeInfo.kernelVersion}]')
+jq -n --arg commit "$commit" --argjson dirty "$dirty" --arg started "$started" \
+  --arg finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg size "$size" \
+  --arg machine "$(uname -srm), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)" \
+  --argjson nodes "$nodes" --slurpfile seeds "$seeds_json" \
+  '{commit: $commit, dirty: $dirty, started: $started, finished: $finished, size: $size,
+    machine: $machine, layout: {nodes: $nodes}, seeds: $seeds[0]}' >"$out/manifest.json"
+rm -f "$seeds_json"
+log "manifest: $out/manifest.json (render docs/seeds.md with: hack/seeds-doc.sh $out > docs/seeds.md)"
 echo
 printf '%s\n' "${summary[@]}"
 [ ${#failed[@]} -eq 0 ] || die "seed(s) ${failed[*]} did not succeed"

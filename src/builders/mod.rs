@@ -16,7 +16,9 @@ pub use service::{
     build_seed_job, build_service_deployment, build_service_service, SEED_CONTAINER,
     SERVICE_CONTAINER,
 };
-pub use target::{build_target_deployment, build_target_service, TARGET_CONTAINER};
+pub use target::{
+    build_target_deployment, build_target_service, CPU_LIMIT_ENV, MEMORY_LIMIT_ENV, TARGET_CONTAINER,
+};
 
 use benchrun_api::BenchmarkRun;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};

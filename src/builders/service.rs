@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::target::{
     cluster_ip_service, env_with_addresses, readiness_probe, recreate_deployment, requirements,
+    workload_env,
 };
 use super::{security, Owner};
 use crate::names::{self, role};
@@ -45,7 +46,7 @@ pub fn build_service_deployment(
         ),
         command: (!svc.command.is_empty()).then(|| svc.command.clone()),
         args: (!svc.args.is_empty()).then(|| svc.args.clone()),
-        env: (!svc.env.is_empty()).then(|| svc.env.clone()),
+        env: Some(workload_env(SERVICE_CONTAINER, &[], &svc.env)),
         ports: Some(vec![ContainerPort {
             name: Some("service".into()),
             container_port: svc.port,
@@ -196,7 +197,7 @@ mod tests {
         assert_eq!(limits["memory"].0, "512Mi", "the default memory");
         let probe = c.readiness_probe.clone().unwrap();
         assert_eq!(probe.http_get.unwrap().port, IntOrString::Int(9000));
-        assert_eq!(c.env.as_ref().unwrap()[0].name, "MODE");
+        assert_eq!(c.env.as_ref().unwrap()[2].name, "MODE", "after the two limits");
         assert_eq!(pod.automount_service_account_token, Some(false));
         assert_eq!(
             pod.security_context.unwrap().run_as_non_root,
@@ -211,6 +212,25 @@ mod tests {
             .limits
             .unwrap();
         assert_eq!(limits["cpu"].0, "250m");
+    }
+
+    #[test]
+    fn a_service_container_gets_its_cpu_and_memory_limits_from_the_downward_api() {
+        use crate::builders::target::{tests::resource_field, CPU_LIMIT_ENV, MEMORY_LIMIT_ENV};
+        let run = with_services();
+        for index in [0, 1] {
+            let d = build_service_deployment(&owner(), &run, index, &BTreeMap::new(), "Never");
+            let c = d.spec.unwrap().template.spec.unwrap().containers[0].clone();
+            let env = c.env.clone().unwrap();
+            assert_eq!(
+                resource_field(&env, CPU_LIMIT_ENV),
+                (SERVICE_CONTAINER.into(), "limits.cpu".into(), "1m".into())
+            );
+            assert_eq!(
+                resource_field(&env, MEMORY_LIMIT_ENV),
+                (SERVICE_CONTAINER.into(), "limits.memory".into(), "1".into())
+            );
+        }
     }
 
     #[test]
@@ -264,10 +284,11 @@ mod tests {
         );
         let c = &d.spec.unwrap().template.spec.unwrap().containers[0];
         let env = c.env.clone().unwrap();
-        assert_eq!(env[0].name, "BENCHRUN_SERVICE_STORE_HOST");
-        assert_eq!(env[0].value.as_deref(), Some("10.96.0.10"));
-        assert_eq!(env[2].value.as_deref(), Some("10.96.0.10:9000"));
-        assert_eq!(env[6].name, "MODE", "the target's own variable comes last");
+        assert_eq!(env[0].name, "BENCHRUN_CPU_LIMIT_MILLICORES", "the limits first");
+        assert_eq!(env[2].name, "BENCHRUN_SERVICE_STORE_HOST");
+        assert_eq!(env[2].value.as_deref(), Some("10.96.0.10"));
+        assert_eq!(env[4].value.as_deref(), Some("10.96.0.10:9000"));
+        assert_eq!(env[8].name, "MODE", "the target's own variable comes last");
     }
 
     #[test]

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use benchrun_api::{Cell, ServiceAddress, ValidatedRun};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, HTTPGetAction, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, Service, ServicePort, ServiceSpec, TCPSocketAction,
+    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PodSpec, PodTemplateSpec,
+    Probe, ResourceFieldSelector, ResourceRequirements, Service, ServicePort, ServiceSpec,
+    TCPSocketAction,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -17,6 +18,37 @@ use crate::names;
 
 /// Name of the target container in every target pod.
 pub const TARGET_CONTAINER: &str = "target";
+
+/// The variable holding the container's CPU limit in millicores (`500` for `500m`), from the
+/// Downward API (`resourceFieldRef` `limits.cpu`, divisor `1m`). Every target and backing-service
+/// container has it, so a runtime can size its worker pool from the limit rather than from the
+/// node's CPUs. The `BENCHRUN_` prefix is reserved for variables the operator sets.
+pub const CPU_LIMIT_ENV: &str = "BENCHRUN_CPU_LIMIT_MILLICORES";
+
+/// The variable holding the container's memory limit in bytes (`536870912` for `512Mi`), from
+/// the Downward API (`resourceFieldRef` `limits.memory`, divisor `1`).
+pub const MEMORY_LIMIT_ENV: &str = "BENCHRUN_MEMORY_LIMIT_BYTES";
+
+/// The container's own CPU and memory limits as [`CPU_LIMIT_ENV`] and [`MEMORY_LIMIT_ENV`],
+/// read by the kubelet from container `container` of the pod (the Downward API).
+pub(crate) fn limit_env(container: &str) -> Vec<EnvVar> {
+    let field = |name: &str, resource: &str, divisor: &str| EnvVar {
+        name: name.into(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            resource_field_ref: Some(ResourceFieldSelector {
+                container_name: Some(container.into()),
+                resource: resource.into(),
+                divisor: Some(Quantity(divisor.into())),
+            }),
+            ..EnvVarSource::default()
+        }),
+    };
+    vec![
+        field(CPU_LIMIT_ENV, "limits.cpu", "1m"),
+        field(MEMORY_LIMIT_ENV, "limits.memory", "1"),
+    ]
+}
 
 /// Requests and limits as a typed object.
 pub(crate) fn requirements(
@@ -54,6 +86,20 @@ pub(crate) fn readiness_probe(path: Option<&str>, port: i32) -> Probe {
         failure_threshold: Some(3),
         ..Probe::default()
     }
+}
+
+/// A target's or backing service's environment: its limits ([`limit_env`]) and the backing
+/// services' address variables first, so that its own variables (last) can refer to them with
+/// `$(...)`.
+pub(crate) fn workload_env(
+    container: &str,
+    addresses: &[ServiceAddress],
+    own: &[EnvVar],
+) -> Vec<EnvVar> {
+    let mut env = limit_env(container);
+    env.extend(benchrun_api::services::address_env(addresses));
+    env.extend(own.iter().cloned());
+    env
 }
 
 /// A container's environment: the backing services' address variables first (so that the
@@ -99,7 +145,7 @@ pub fn build_target_deployment(
         ),
         command: (!target.command.is_empty()).then(|| target.command.clone()),
         args: (!target.args.is_empty()).then(|| target.args.clone()),
-        env: env_with_addresses(services, &target.env),
+        env: Some(workload_env(TARGET_CONTAINER, services, &target.env)),
         ports: Some(vec![ContainerPort {
             name: Some("http".into()),
             container_port: target.port,
@@ -204,7 +250,7 @@ pub fn build_target_service(owner: &Owner, run: &ValidatedRun, cell: &Cell) -> S
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::builders::fixtures::{owner, run as validated, DEMO};
 
@@ -236,8 +282,49 @@ mod tests {
         assert_eq!(r.limits.as_ref().unwrap()["cpu"], Quantity("250m".into()));
         assert_eq!(r.requests.as_ref().unwrap()["cpu"], Quantity("250m".into()));
         assert_eq!(r.limits.unwrap()["memory"], Quantity("128Mi".into()));
-        assert_eq!(c.env.as_ref().unwrap()[0].name, "MODE");
+        assert_eq!(c.env.as_ref().unwrap()[2].name, "MODE", "after the two limits");
         assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 3000);
+    }
+
+    /// The `resourceFieldRef` of variable `name` in `env`: (container, resource, divisor).
+    pub(crate) fn resource_field(env: &[EnvVar], name: &str) -> (String, String, String) {
+        let var = env.iter().find(|v| v.name == name).expect("the variable is set");
+        assert_eq!(var.value, None, "{name} comes from the Downward API, not a value");
+        let field = var
+            .value_from
+            .as_ref()
+            .and_then(|f| f.resource_field_ref.clone())
+            .expect("a resourceFieldRef");
+        (
+            field.container_name.unwrap_or_default(),
+            field.resource,
+            field.divisor.map(|q| q.0).unwrap_or_default(),
+        )
+    }
+
+    #[test]
+    fn the_target_container_gets_its_cpu_and_memory_limits_from_the_downward_api() {
+        let run = validated(DEMO);
+        let pod = deployment(&run, &run.cells[0], "Never")
+            .spec
+            .unwrap()
+            .template
+            .spec
+            .unwrap();
+        let c = &pod.containers[0];
+        let env = c.env.clone().unwrap();
+        assert_eq!(env[0].name, CPU_LIMIT_ENV);
+        assert_eq!(env[1].name, MEMORY_LIMIT_ENV);
+        assert_eq!(
+            resource_field(&env, CPU_LIMIT_ENV),
+            (c.name.clone(), "limits.cpu".into(), "1m".into())
+        );
+        assert_eq!(
+            resource_field(&env, MEMORY_LIMIT_ENV),
+            (c.name.clone(), "limits.memory".into(), "1".into())
+        );
+        assert_eq!(CPU_LIMIT_ENV, "BENCHRUN_CPU_LIMIT_MILLICORES");
+        assert_eq!(MEMORY_LIMIT_ENV, "BENCHRUN_MEMORY_LIMIT_BYTES");
     }
 
     fn pod_of(spec: &str) -> PodSpec {

@@ -2,7 +2,7 @@
 // Seeds the CONTRACT's CouchDB data set over the CouchDB HTTP API with Node's global fetch (no
 // dependencies): database COUCHDB_DB (default `docs`) is created (or, when it already exists,
 // deleted and created again) and filled through _bulk_docs with 10 000 documents
-// {"_id":"<i>","n":<i>,"payload":"xxx..."} for i = 1..10000, each exactly 4096 bytes as JSON
+// {"_id":"<i>","n":<i>,"payload":"<random words>"} for i = 1..10000, each exactly 4096 bytes as JSON
 // without _rev. Exit 0 only when the database then reports doc_count 10000 and documents 1 and
 // 10000 read back as written; otherwise non-zero with the reason on stderr.
 //
@@ -27,11 +27,32 @@ function fail(code, message) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// `length` characters of random lower-case words (letters and spaces, nothing JSON escapes),
+// drawn from a generator seeded by i: the original's documents held about 4 KB of random text,
+// and the same i gives the same text on every run.
+function randomText(i, length) {
+  let a = (i * 2654435761) >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  let out = '';
+  while (out.length < length) {
+    const word = 2 + Math.floor(next() * 9);
+    for (let k = 0; k < word && out.length < length; k++) out += String.fromCharCode(97 + Math.floor(next() * 26));
+    if (out.length < length) out += ' ';
+  }
+  return out;
+}
+
 // The document with id i, as stored (without _rev): exactly DOC_BYTES bytes of JSON.
 function makeDoc(i) {
   const doc = { _id: String(i), n: i, payload: '' };
   const pad = DOC_BYTES - JSON.stringify(doc).length;
-  doc.payload = 'x'.repeat(pad);
+  doc.payload = randomText(i, pad);
   return doc;
 }
 

@@ -1,16 +1,36 @@
 'use strict';
 // Cluster mode, like the pm2 setup of the published comparison: WORKERS processes share the
-// port. The worker count follows the container's CPU limit with WORKERS=auto (the limit comes
-// in CPU_LIMIT_MILLICORES through the Downward API). /stats sums every worker's counters: the
-// worker that got the request asks the primary, which asks all workers.
+// port. With WORKERS=auto the worker count follows the container's CPU limit, which the
+// benchrun operator passes in BENCHRUN_CPU_LIMIT_MILLICORES (the Downward API): one worker per
+// CPU of the limit, a started CPU counting as a whole one, at least 1 (500m → 1, 1 CPU → 1,
+// 1500m → 2, 2 CPUs → 2, 3500m → 4, as the original's pm2 ×1/×2/×4 at 1/2/3.5 CPUs).
+// /stats sums every worker's counters: the worker that got the request asks the primary, which
+// asks all workers.
 const os = require('node:os');
 
-/** The worker count for WORKERS (unset → 1) and CPU_LIMIT_MILLICORES. */
+/** The variable the benchrun operator sets to the container's CPU limit in millicores. */
+const CPU_LIMIT_ENV = 'BENCHRUN_CPU_LIMIT_MILLICORES';
+
+/** Workers for a CPU limit of `milli` millicores: ceil(milli / 1000), at least 1. */
+function workersForLimit(milli) {
+  return Math.max(1, Math.ceil(milli / 1000));
+}
+
+/** The CPU limit in millicores from `env`, or null when unset or not a positive integer. */
+function cpuLimitMillicores(env) {
+  const raw = env[CPU_LIMIT_ENV];
+  if (raw === undefined || !/^[0-9]+$/.test(raw)) return null;
+  const milli = Number(raw);
+  return milli > 0 ? milli : null;
+}
+
+/** The worker count for WORKERS (unset → 1) and the CPU limit in `env`. */
 function workerCount(env) {
   const raw = env.WORKERS || '1';
   if (raw === 'auto') {
-    const milli = Number(env.CPU_LIMIT_MILLICORES);
-    if (Number.isInteger(milli) && milli > 0) return Math.max(1, Math.ceil(milli / 1000));
+    const milli = cpuLimitMillicores(env);
+    if (milli !== null) return workersForLimit(milli);
+    // Outside benchrun (no limit given): the CPUs the process can see, as pm2 -i max does.
     return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
   }
   const n = Number(raw);
@@ -67,4 +87,4 @@ function workerStats(localSnapshot) {
     });
 }
 
-module.exports = { workerCount, runPrimary, workerStats };
+module.exports = { CPU_LIMIT_ENV, workersForLimit, cpuLimitMillicores, workerCount, runPrimary, workerStats };

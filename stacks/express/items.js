@@ -1,23 +1,36 @@
 'use strict';
 // GET /items?limit=L: the first L documents of `items` (by _id) through the official driver.
+// GET /answers?limit=L&projection=none|4: the first L questionnaire answers of `answers` (by
+// _id), whole (`none`, the original's Java query of batches 1-20) or with only the four fields
+// its addendum kept (`4`: _id, suggestion_id, user_id, openid).
 const { MongoClient } = require('mongodb');
 
-/** Returns `limit -> Promise<{status, body}>` reading from env.MONGODB_URL. */
-module.exports = function items(env) {
+const { answerProjection, parseLimit } = require('./query');
+
+/** Returns `{items, answers}` reading from env.MONGODB_URL, each answering `{status, body}`. */
+function documents(env) {
   const url = env.MONGODB_URL;
   // One pooled client per process, connected on first use.
   const client = url ? new MongoClient(url, { serverSelectionTimeoutMS: 5000 }) : null;
-  return async (rawLimit) => {
+  const read = async (collection, rawLimit, projection) => {
     if (!client) return { status: 503, body: { error: 'MONGODB_URL is not set' } };
-    const limit = rawLimit === undefined ? 100 : Number(rawLimit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-      return { status: 400, body: { error: 'limit must be an integer in 1..=1000' } };
-    }
+    const limit = parseLimit(rawLimit);
+    if (limit === null) return { status: 400, body: { error: 'limit must be an integer in 1..=1000' } };
     try {
-      const docs = await client.db().collection('items').find({}).sort({ _id: 1 }).limit(limit).toArray();
+      const docs = await client.db().collection(collection).find({}, { projection }).sort({ _id: 1 }).limit(limit).toArray();
       return { status: 200, body: docs };
     } catch (err) {
       return { status: 502, body: { error: `MongoDB: ${err.message}` } };
     }
   };
-};
+  return {
+    items: (rawLimit) => read('items', rawLimit, {}),
+    answers: (rawLimit, rawProjection) => {
+      const projection = answerProjection(rawProjection);
+      if (projection === null) return Promise.resolve({ status: 400, body: { error: 'projection must be none or 4' } });
+      return read('answers', rawLimit, projection);
+    },
+  };
+}
+
+module.exports = { documents };

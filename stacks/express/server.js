@@ -1,11 +1,11 @@
 'use strict';
-// Express system under test (stacks/CONTRACT.md): /hello, /compute, /items (MongoDB through the
-// official driver), /docs/:id (a CouchDB-API server over HTTP), /healthz, /stats.
+// Express system under test (stacks/CONTRACT.md): /hello, /compute, /items and /answers (MongoDB
+// through the official driver), /docs/:id (a CouchDB-API server over HTTP), /healthz, /stats.
 // WORKERS > 1 (or "auto") runs it in cluster mode, see cluster.js.
 const cluster = require('node:cluster');
 const express = require('express');
 const { CELL_HEADER, newStats, record, toJson, sum, countPrimesBelow, parseN } = require('benchrun-node-common');
-const { workerCount, runPrimary, workerStats } = require('./cluster');
+const { workerCount, cpuLimitMillicores, runPrimary, workerStats } = require('./cluster');
 
 const port = Number(process.env.PORT || 8080);
 const workers = workerCount(process.env);
@@ -41,20 +41,27 @@ function serve(clustered) {
     res.json({ n, primes: countPrimesBelow(n) });
   });
 
-  const items = require('./items')(process.env);
+  const store = require('./items').documents(process.env);
   app.get('/items', counted('/items'), async (req, res) => {
-    const { status, body } = await items(req.query.limit);
+    const { status, body } = await store.items(req.query.limit);
+    res.status(status).json(body);
+  });
+  // Counted under /items in /stats (the contract's five keys): both list the document store.
+  app.get('/answers', counted('/items'), async (req, res) => {
+    const { status, body } = await store.answers(req.query.limit, req.query.projection);
     res.status(status).json(body);
   });
 
-  const docs = require('./docs')(process.env);
+  const docs = require('benchrun-node-common/couch.js').couchDocs(process.env);
   app.get('/docs/:id', counted('/docs'), async (req, res) => {
     const { status, body } = await docs(req.params.id);
     res.status(status).type('application/json').send(body);
   });
 
   app.get('/healthz', (req, res) => res.type('text/plain').send('ok'));
-  app.get('/stats', async (req, res) => res.json(sum(await allStats())));
+  // What the process was sized by: the worker processes serving requests and the CPU limit.
+  const runtime = { workers, cpuLimitMillicores: cpuLimitMillicores(process.env) };
+  app.get('/stats', async (req, res) => res.json({ ...sum(await allStats()), runtime }));
   app.use(counted('other'), (req, res) => res.status(404).json({ error: 'not found' }));
 
   app.listen(port, '0.0.0.0', () => console.log(`express ${process.pid} listening on ${port}`));

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 )
 
@@ -19,22 +20,27 @@ func main() {
 	if port == "" {
 		port = "8080"
 	}
+	milli, limited := sizeScheduler()
 	stats := newStats()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", counted(stats, pathHello, hello))
 	mux.HandleFunc("/compute", counted(stats, pathCompute, compute))
+	// Seed 4's string manipulation, counted with /compute (no database, CPU only).
+	mux.HandleFunc("/strings", counted(stats, pathCompute, stringsHandler))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, stats.snapshot())
+		doc := stats.snapshot()
+		doc["runtime"] = runtimeInfo(milli, limited)
+		writeJSON(w, http.StatusOK, doc)
 	})
 	mux.HandleFunc("/", counted(stats, pathOther, func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	}))
 	addr := ":" + port
-	log.Printf("go-nethttp listening on %s", addr)
+	log.Printf("go-nethttp listening on %s (GOMAXPROCS %d)", addr, runtime.GOMAXPROCS(0))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
 

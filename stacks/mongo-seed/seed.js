@@ -2,14 +2,17 @@
 // Seeds the CONTRACT's MongoDB data set through the official driver: collection `items` of the
 // database named in MONGODB_URL (default `benchrun`) is dropped, re-created and filled with
 // exactly 100 documents {_id: i, name: "item-<i>", price: i * 100, tags: ["a", "b"]} for
-// i = 1..100, then read back. Exit 0 only when the read-back equals them; otherwise non-zero
-// with the reason on stderr. Re-running it gives the same collection.
+// i = 1..100, then read back; collection `answers` likewise with 1 000 questionnaire answers of
+// about 5 KB (answers.js: seed 1's list endpoint, read whole or projected), checked by count and
+// by its first and last documents. Exit 0 only when the read-back equals them; otherwise
+// non-zero with the reason on stderr. Re-running it gives the same collections.
 //
 // Environment:
 //   MONGODB_URL        required, e.g. mongodb://10.96.0.12:27017/benchrun
 //   SEED_WAIT_SECONDS  how long to keep retrying the first connection (default 60)
 
 const { MongoClient } = require('mongodb');
+const { ANSWER_COUNT, answerDoc } = require('./answers');
 
 const COLLECTION = 'items';
 const COUNT = 100;
@@ -76,6 +79,34 @@ async function connect(url, waitSeconds) {
   }
 }
 
+/** Drops collection `name` when it exists and creates it empty. */
+async function recreate(db, name) {
+  try {
+    await db.collection(name).drop();
+  } catch (err) {
+    // 26 NamespaceNotFound: nothing to drop (first run).
+    if (err.code !== 26 && !/ns not found/i.test(err.message)) throw err;
+  }
+  await db.createCollection(name);
+}
+
+/** Seeds `answers` in batches of 100 and checks its count and first and last documents. */
+async function seedAnswers(db, dbName) {
+  await recreate(db, 'answers');
+  for (let start = 1; start <= ANSWER_COUNT; start += 100) {
+    const batch = [];
+    for (let i = start; i < start + 100 && i <= ANSWER_COUNT; i++) batch.push(answerDoc(i));
+    await db.collection('answers').insertMany(batch, { ordered: true });
+  }
+  const count = await db.collection('answers').countDocuments({});
+  if (count !== ANSWER_COUNT) fail(EXIT_MISMATCH, `${dbName}.answers holds ${count} documents, expected ${ANSWER_COUNT}`);
+  for (const i of [1, ANSWER_COUNT]) {
+    const got = JSON.stringify(await db.collection('answers').findOne({ _id: i }));
+    const want = JSON.stringify(answerDoc(i));
+    if (got !== want) fail(EXIT_MISMATCH, `answer ${i} reads back as ${got.slice(0, 200)}..., expected ${want.slice(0, 200)}...`);
+  }
+}
+
 async function main() {
   const url = process.env.MONGODB_URL;
   if (!url) fail(EXIT_USAGE, 'MONGODB_URL is not set (e.g. mongodb://127.0.0.1:27017/benchrun)');
@@ -90,13 +121,7 @@ async function main() {
   try {
     const db = client.db(dbName);
     const hello = await db.admin().command({ buildInfo: 1 }).catch(() => ({}));
-    try {
-      await db.collection(COLLECTION).drop();
-    } catch (err) {
-      // 26 NamespaceNotFound: nothing to drop (first run).
-      if (err.code !== 26 && !/ns not found/i.test(err.message)) throw err;
-    }
-    await db.createCollection(COLLECTION);
+    await recreate(db, COLLECTION);
     const expected = expectedDocs();
     const res = await db.collection(COLLECTION).insertMany(expected, { ordered: true });
     if (res.insertedCount !== COUNT) {
@@ -113,9 +138,10 @@ async function main() {
       const b = JSON.stringify(expected[i]);
       if (a !== b) fail(EXIT_MISMATCH, `document ${i + 1} reads back as ${a}, expected ${b}`);
     }
+    await seedAnswers(db, dbName);
     const server = hello.version ? ` (server reports version ${hello.version})` : '';
     console.log(
-      `mongo-seed: ${dbName}.${COLLECTION} holds the ${COUNT} documents at ${redact(url)}${server}; ` +
+      `mongo-seed: ${dbName}.${COLLECTION} holds the ${COUNT} documents and ${dbName}.answers the ${ANSWER_COUNT} answers at ${redact(url)}${server}; ` +
         `connected in ${connectedMs} ms, seeded and verified in ${Date.now() - started - connectedMs} ms`,
     );
   } finally {

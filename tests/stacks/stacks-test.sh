@@ -6,11 +6,14 @@
 #      one (stacks/couchdb), each seeded by its loader (stacks/mongo-seed, stacks/couch-seed)
 #      run as a pod that must succeed.
 #   2. Every HTTP stack as a pod with a CPU and a memory limit (JVM 512Mi, others 256Mi; Express
-#      with WORKERS=auto and a 1500m limit, so it runs two workers), ready on /healthz.
+#      with WORKERS=auto and a 1500m limit, so it runs two workers), the limits given as the
+#      operator gives them (BENCHRUN_CPU_LIMIT_MILLICORES, BENCHRUN_MEMORY_LIMIT_BYTES from the
+#      Downward API), ready on /healthz; /stats must say what the runtime was sized by.
 #   3. From this host to each pod: /hello (exact JSON), /compute?n=10000 (1229 primes),
 #      /compute?n=abc (400), an unknown path (404), /healthz; /items (the 100 seeded documents
 #      through the real MongoDB driver) and /docs/{id} (the 4 KB document; 404 past the last id)
-#      where the stack implements them; then STACKS_TEST_REQUESTS requests (default 2000) with
+#      where the stack implements them, /answers whole and projected (seed 1) and /strings
+#      (seed 4) where it implements them, the server settings in /stats runtime; then STACKS_TEST_REQUESTS requests (default 2000) with
 #      benchrun-load and an X-Benchrun-Cell tag, and /stats must count every request exactly,
 #      per path and per tag. The container of STACKS_TEST_RESTART (default spring-mvc) is then
 #      killed with SIGKILL from the host and must count on from where it was once restarted.
@@ -75,7 +78,8 @@ pod() {
         securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532},
         containers: [{
           name: "main", image: $image, imagePullPolicy: "Never",
-          env: ($env + [{name: "CPU_LIMIT_MILLICORES", valueFrom: {resourceFieldRef: {resource: "limits.cpu", divisor: "1m"}}}]),
+          env: ([{name: "BENCHRUN_CPU_LIMIT_MILLICORES", valueFrom: {resourceFieldRef: {resource: "limits.cpu", divisor: "1m"}}},
+                 {name: "BENCHRUN_MEMORY_LIMIT_BYTES", valueFrom: {resourceFieldRef: {resource: "limits.memory", divisor: "1"}}}] + $env),
           resources: {requests: {cpu: "50m", memory: "64Mi"}, limits: {cpu: $cpu, memory: $mem}},
           securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}}
         } + (if $probe == null then {} else {readinessProbe: $probe} end)]
@@ -155,6 +159,12 @@ for line in "${all[@]}"; do
   if [ "$name" = express ]; then
     cpu=1500m; env=$(jq -c '. + [{name:"WORKERS",value:"auto"}]' <<<"$env")
   fi
+  # The seeds' server settings, given as a BenchmarkRun's target env gives them (checked in
+  # /stats runtime below): Tomcat's pool and accept queue, Netty's listen backlog.
+  case $name in
+    spring-mvc) env=$(jq -c '. + [{name:"SERVER_TOMCAT_THREADS_MAX",value:"500"},{name:"SERVER_TOMCAT_ACCEPT_COUNT",value:"1000"}]' <<<"$env") ;;
+    spring-webflux) env=$(jq -c '. + [{name:"NETTY_SO_BACKLOG",value:"100"}]' <<<"$env") ;;
+  esac
   pod "s-$name" "$name" Always "$cpu" "$mem" "$env" 8080
 done
 
@@ -171,7 +181,8 @@ get() {
 sent_as_stats() {
   jq -R -s -c --arg t "$1" --argjson n "$2" '
     split("\n") | map(select(. != "" and . != "/stats" and . != "/healthz"))
-    | map(if . == "/hello" or . == "/compute" or . == "/items" then . elif startswith("/docs/") then "/docs" else "other" end)
+    | map(if . == "/hello" or . == "/compute" or . == "/items" then . elif . == "/answers" then "/items"
+          elif . == "/strings" then "/compute" elif startswith("/docs/") then "/docs" else "other" end)
     | {requests: (length + $n),
        paths: (reduce .[] as $p ({"/hello": $n, "/compute": 0, "/items": 0, "/docs": 0, other: 0}; .[$p] += 1)),
        tag: $n}' /tmp/stacks-sent.$$
@@ -199,6 +210,20 @@ for name in "${http_stacks[@]}"; do
       eval '[ "$(get "$base/items")" = 200 ] && [ "$(body | jq -c "[length, .[0]._id, .[0].name, .[99].name, .[99].price]")" = "[100,1,\"item-1\",\"item-100\",10000]" ]'
     check "$name: /items?limit=5 returns 5" eval '[ "$(get "$base/items?limit=5")" = 200 ] && [ "$(body | jq length)" = 5 ]'
   fi
+  if [[ " $endpoints " == *" /answers "* ]]; then
+    # Seed 1's list, whole and projected: the same 100 answers by _id, ~5 KB each or four fields.
+    check "$name: /answers?projection=none returns 100 whole questionnaire answers" \
+      eval '[ "$(get "$base/answers?limit=100&projection=none")" = 200 ] && [ "$(body | jq -c "[length, .[0]._id, .[99]._id, (.[0].answers | length), (.[0] | keys | length > 10)]")" = "[100,1,100,40,true]" ] && [ "$(body | wc -c)" -gt 300000 ]'
+    check "$name: /answers?projection=4 returns the same 100 answers with only _id, suggestion_id, user_id, openid" \
+      eval '[ "$(get "$base/answers?limit=100&projection=4")" = 200 ] && [ "$(body | jq -c "[length, .[0]._id, .[99]._id, (map(keys) | unique)]")" = "[100,1,100,[[\"_id\",\"openid\",\"suggestion_id\",\"user_id\"]]]" ]'
+    check "$name: /answers?projection=all is 400" eval '[ "$(get "$base/answers?projection=all")" = 400 ]'
+  fi
+  if [[ " $endpoints " == *" /strings "* ]]; then
+    check "$name: /strings reverses, upper-cases and joins (seed 4)" \
+      eval '[ "$(get "$base/strings")" = 200 ] && [ "$(body | jq -c .)" = "{\"output\":\"ELPOEP ,OLLEH|Hello, People\",\"length\":27}" ]'
+    check "$name: /strings?s=abc is CBA|abc" \
+      eval '[ "$(get "$base/strings?s=abc")" = 200 ] && [ "$(body | jq -r .output)" = "CBA|abc" ]'
+  fi
   if [[ " $endpoints " == *" /docs "* ]]; then
     check "$name: /docs/1 returns the 4 KB document" \
       eval '[ "$(get "$base/docs/1")" = 200 ] && [ "$(body | jq -c "[._id, .n]")" = "[\"1\",1]" ] && [ "$(body | jq -c "del(._rev)" | wc -c)" -ge 4096 ]'
@@ -215,6 +240,27 @@ for name in "${http_stacks[@]}"; do
   [ "$(get "$base/stats")" = 200 ]; stats=$(body)
   got=$(jq -c --arg t "$tag" '{requests, paths, tag: .tags[$t]}' <<<"$stats")
   check "$name: /stats counts every request exactly ($got)" [ "$(jq -cS . <<<"$got")" = "$(jq -cS . <<<"$want")" ]
+  # What the runtime was sized by: one worker / scheduler thread / processor per started CPU of
+  # the limit (500m → 1; Express runs under 1500m → 2 workers).
+  rt=$(jq -c '.runtime // {}' <<<"$stats")
+  case $(cut -f2 <<<"$line") in
+    jvm*) want_rt='{"availableProcessors":1,"cpuLimitMillicores":500}'; got_rt=$(jq -c '{availableProcessors, cpuLimitMillicores}' <<<"$rt") ;;
+    static) want_rt='{"cpuLimitMillicores":500,"gomaxprocs":1}'; got_rt=$(jq -c '{cpuLimitMillicores, gomaxprocs}' <<<"$rt") ;;
+    *) case $name in
+         express) want_rt='{"cpuLimitMillicores":1500,"workers":2}'; got_rt=$(jq -c '{cpuLimitMillicores, workers}' <<<"$rt") ;;
+         node-http) want_rt='{"cpuLimitMillicores":500,"workers":1}'; got_rt=$(jq -c '{cpuLimitMillicores, workers}' <<<"$rt") ;;
+         *) want_rt='' got_rt='' ;;
+       esac ;;
+  esac
+  [ -z "$want_rt" ] || check "$name: /stats says what the runtime was sized by ($rt)" [ "$(jq -cS . <<<"$got_rt")" = "$want_rt" ]
+  case $name in
+    spring-mvc) check "$name: Tomcat runs the maxThreads and accept-count of its env (500, 1000)" \
+      [ "$(jq -c '[.maxThreads, .acceptCount]' <<<"$rt")" = "[500,1000]" ] ;;
+    spring-webflux) check "$name: Netty listens with the SO_BACKLOG of its env (100)" \
+      [ "$(jq -c '[.backlog, .backlogSource]' <<<"$rt")" = '[100,"NETTY_SO_BACKLOG"]' ] ;;
+    servlet-tomcat) check "$name: /stats reports Tomcat's default pool and accept queue (200, 100)" \
+      [ "$(jq -c '[.maxThreads, .acceptCount]' <<<"$rt")" = "[200,100]" ] ;;
+  esac
   if [[ " $restart_stacks " == *" $name "* ]]; then
     # Killed like the kernel's OOM killer would (SIGKILL from outside): the restarted container
     # continues the counts of the killed one (kept in the pod's /dev/shm).

@@ -57,7 +57,9 @@ pub struct BackingService {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
 
-    /// Environment variables of the container.
+    /// Environment variables of the container, after the two the operator sets from the
+    /// Downward API: `BENCHRUN_CPU_LIMIT_MILLICORES` and `BENCHRUN_MEMORY_LIMIT_BYTES`, the
+    /// container's CPU limit in millicores and memory limit in bytes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
 

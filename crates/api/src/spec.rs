@@ -178,7 +178,11 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
 
-    /// Environment variables of the container (e.g. `JAVA_OPTS`).
+    /// Environment variables of the container (e.g. `JAVA_OPTS`). Before them the operator sets
+    /// the container's own limits from the Downward API: `BENCHRUN_CPU_LIMIT_MILLICORES` (the
+    /// CPU limit in millicores, `500` for `500m`) and `BENCHRUN_MEMORY_LIMIT_BYTES`, so a
+    /// runtime can size its worker pool from the limit (`$(BENCHRUN_CPU_LIMIT_MILLICORES)` works
+    /// here); then the backing services' addresses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
 

@@ -2,6 +2,7 @@ package benchrun.helidon;
 
 import benchrun.common.Primes;
 import benchrun.common.Stats;
+import benchrun.common.Strings;
 
 import io.helidon.http.HeaderName;
 import io.helidon.http.HeaderNames;
@@ -22,6 +23,7 @@ public final class Main {
     private static final byte[] HELLO = utf8("{\"message\":\"hello\"}");
     private static final byte[] NOT_FOUND = utf8("{\"error\":\"not found\"}");
     private static final byte[] BAD_N = utf8("{\"error\":\"parameter n must be an integer from 0 to " + Primes.MAX_N + "\"}");
+    private static final byte[] BAD_S = utf8("{\"error\":\"s must be 1 to " + Strings.MAX_LEN + " printable ASCII characters\"}");
     private static final byte[] OK = utf8("ok");
     private static final String JSON = "application/json";
     private static final HeaderName CELL_HEADER = HeaderNames.create(Stats.CELL_HEADER);
@@ -55,6 +57,14 @@ public final class Main {
                 byte[] body = n < 0 ? BAD_N : utf8("{\"n\":" + n + ",\"primes\":" + Primes.countBelow(n) + "}");
                 STATS.record(Stats.COMPUTE, tag);
                 send(res, n < 0 ? Status.BAD_REQUEST_400 : Status.OK_200, JSON, body);
+            }
+            case "/strings" -> {
+                // Seed 4's string manipulation (benchrun.common.Strings), counted with /compute.
+                String s = req.query().first("s").orElse(Strings.DEFAULT_INPUT);
+                boolean ok = Strings.valid(s);
+                byte[] body = ok ? utf8(Strings.answer(s)) : BAD_S;
+                STATS.record(Stats.COMPUTE, tag);
+                send(res, ok ? Status.OK_200 : Status.BAD_REQUEST_400, JSON, body);
             }
             case "/healthz" -> send(res, Status.OK_200, "text/plain", OK);
             case "/stats" -> send(res, Status.OK_200, JSON, utf8(STATS.toJson()));

@@ -151,6 +151,40 @@ public final class Stats {
         return (long) LONG.getVolatile(buf, offset);
     }
 
+    /** Settings the stack reports under {@code runtime} besides the processor count. */
+    private final Map<String, Object> settings = new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    /**
+     * Reports a setting the stack was sized by under {@code runtime} in {@code /stats} (e.g.
+     * Tomcat's {@code maxThreads}); {@code value} is a number or a string.
+     */
+    public void describe(String key, Object value) {
+        settings.put(key, value);
+    }
+
+    /**
+     * The {@code runtime} object of {@code /stats}: the processors the JVM uses (from
+     * {@code -XX:ActiveProcessorCount}, which the launcher derives from the CPU limit), the CPU
+     * limit it was given ({@code BENCHRUN_CPU_LIMIT_MILLICORES}, null without one), then the
+     * stack's own settings in key order.
+     */
+    public Map<String, Object> runtime() {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("availableProcessors", Runtime.getRuntime().availableProcessors());
+        doc.put("cpuLimitMillicores", cpuLimitMillicores(System.getenv("BENCHRUN_CPU_LIMIT_MILLICORES")));
+        doc.putAll(settings);
+        return doc;
+    }
+
+    /** A CPU limit in millicores from its variable, or null when unset or not a positive integer. */
+    static Long cpuLimitMillicores(String raw) {
+        if (raw == null || !raw.matches("[0-9]{1,12}")) {
+            return null;
+        }
+        long milli = Long.parseLong(raw);
+        return milli > 0 ? milli : null;
+    }
+
     /** The {@code /stats} document as ordered maps, ready for a JSON serializer. */
     public Map<String, Object> snapshot() {
         Map<String, Long> pathCounts = new LinkedHashMap<>();
@@ -167,10 +201,11 @@ public final class Stats {
         doc.put("requests", read(TOTAL));
         doc.put("paths", pathCounts);
         doc.put("tags", tagCounts);
+        doc.put("runtime", runtime());
         return doc;
     }
 
-    /** The {@code /stats} document: {"requests":N,"paths":{...},"tags":{...}}. */
+    /** The {@code /stats} document: {"requests":N,"paths":{...},"tags":{...},"runtime":{...}}. */
     public String toJson() {
         StringBuilder out = new StringBuilder(256 + 32 * tags.size());
         out.append("{\"requests\":").append(read(TOTAL)).append(",\"paths\":{");
@@ -186,6 +221,18 @@ public final class Stats {
         long overflowed = read(OVERFLOW);
         if (overflowed > 0) {
             out.append(first ? "\"" : ",\"").append(OVERFLOW_TAG).append("\":").append(overflowed);
+        }
+        out.append("},\"runtime\":{");
+        first = true;
+        for (var e : runtime().entrySet()) {
+            out.append(first ? "\"" : ",\"").append(Json.escape(e.getKey())).append("\":");
+            Object v = e.getValue();
+            if (v == null || v instanceof Number || v instanceof Boolean) {
+                out.append(v);
+            } else {
+                out.append('"').append(Json.escape(v.toString())).append('"');
+            }
+            first = false;
         }
         return out.append("}}").toString();
     }
@@ -207,7 +254,10 @@ public final class Stats {
             b.record(HELLO, "run/0/0");
             String want = "{\"requests\":5,\"paths\":{\"/hello\":3,\"/compute\":0,\"/items\":0,\"/docs\":1,\"other\":1},\"tags\":{";
             String got = b.toJson();
-            if (!got.startsWith(want) || !got.contains("\"run/0/0\":3") || !got.contains("\"run/1/0\":1")) {
+            b.describe("maxThreads", 200);
+            got = b.toJson();
+            if (!got.startsWith(want) || !got.contains("\"run/0/0\":3") || !got.contains("\"run/1/0\":1")
+                    || !got.contains("\"runtime\":{\"availableProcessors\":") || !got.endsWith(",\"maxThreads\":200}}")) {
                 throw new AssertionError("stats self-check: " + got);
             }
             System.out.println("stats self-check ok: " + got);

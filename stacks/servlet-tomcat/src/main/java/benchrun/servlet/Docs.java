@@ -13,10 +13,16 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 /**
  * Reads {@code GET $COUCHDB_URL/$COUCHDB_DB/{id}} from a CouchDB-API server with one shared
  * {@link HttpClient} (HTTP/1.1, keep-alive connection pool), blocking the calling thread.
  * A user and password in the URL ({@code http://user:pw@host:5984}) are sent as Basic auth.
+ * A found document is parsed into a Jackson tree and written out again, as the original's
+ * CouchDB4J driver parsed it into a JSON object the servlet then printed.
  */
 final class Docs {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
@@ -28,6 +34,8 @@ final class Docs {
             return new Result(status, ("{\"error\":\"" + Json.escape(message) + "\"}").getBytes(StandardCharsets.UTF_8));
         }
     }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String base; // e.g. http://10.96.0.13:5984/docs/ , or null when unset
     private final String authorization;
@@ -71,10 +79,15 @@ final class Docs {
         try {
             HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
             int status = response.statusCode();
-            if (status == 200 || status == 404) {
+            if (status == 200) {
+                return new Result(200, reserialize(response.body()));
+            }
+            if (status == 404) {
                 return new Result(status, response.body());
             }
             return Result.error(502, "CouchDB answered " + status);
+        } catch (JsonProcessingException e) {
+            return Result.error(502, "CouchDB answered a document that is not JSON: " + e.getOriginalMessage());
         } catch (HttpTimeoutException e) {
             return Result.error(502, "CouchDB at " + base + ": " + e.getMessage());
         } catch (IOException e) {
@@ -83,6 +96,12 @@ final class Docs {
             Thread.currentThread().interrupt();
             return Result.error(503, "interrupted");
         }
+    }
+
+    /** The document parsed into a tree and serialized again (the per-request work of the original). */
+    static byte[] reserialize(byte[] stored) throws IOException {
+        JsonNode doc = JSON.readTree(stored);
+        return JSON.writeValueAsBytes(doc);
     }
 
     /** Percent-encodes everything but RFC 3986 unreserved characters (a path segment). */

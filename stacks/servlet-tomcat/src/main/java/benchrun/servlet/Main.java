@@ -35,6 +35,11 @@ public final class Main {
         context.addServletMappingDecoded("/", "benchrun");
 
         tomcat.start();
+        if (connector.getProtocolHandler() instanceof org.apache.coyote.AbstractProtocol<?> protocol) {
+            // Tomcat's defaults, reported under /stats runtime.
+            stats.describe("maxThreads", protocol.getMaxThreads());
+            stats.describe("acceptCount", protocol.getAcceptCount());
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 tomcat.stop();

@@ -9,7 +9,9 @@ import com.mongodb.MongoTimeoutException;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Projections;
 import com.mongodb.client.model.Sorts;
+import org.bson.conversions.Bson;
 import jakarta.annotation.PreDestroy;
 import org.bson.Document;
 import org.bson.json.JsonMode;
@@ -28,19 +30,25 @@ class Items {
     private static final JsonWriterSettings JSON =
             JsonWriterSettings.builder().outputMode(JsonMode.RELAXED).build();
 
+    /** What {@code ?projection=4} keeps: the four fields of the original's fixed query. */
+    static final Bson FOUR_FIELDS = Projections.include("_id", "suggestion_id", "user_id", "openid");
+
     private final MongoClient client;
     private final MongoCollection<Document> collection;
+    private final MongoCollection<Document> answers;
 
     Items() {
         String url = System.getenv("MONGODB_URL");
         if (url == null || url.isBlank()) {
             client = null;
             collection = null;
+            answers = null;
         } else {
             ConnectionString cs = new ConnectionString(url);
             String db = cs.getDatabase() != null ? cs.getDatabase() : "benchrun";
             client = MongoClients.create(cs);
             collection = client.getDatabase(db).getCollection("items");
+            answers = client.getDatabase(db).getCollection("answers");
         }
     }
 
@@ -48,13 +56,29 @@ class Items {
     record Result(int status, String json) {}
 
     Result firstItems(int limit) {
-        if (collection == null) {
+        return first(collection, limit, null);
+    }
+
+    /**
+     * The first {@code limit} questionnaire answers by {@code _id}: whole documents when
+     * {@code projection} is null (the original's query of batches 1-20), else only its fields.
+     */
+    Result firstAnswers(int limit, Bson projection) {
+        return first(answers, limit, projection);
+    }
+
+    private Result first(MongoCollection<Document> from, int limit, Bson projection) {
+        if (from == null) {
             return new Result(503, "{\"error\":\"MONGODB_URL is not set\"}");
         }
         try {
             StringBuilder out = new StringBuilder(limit * 80).append('[');
             boolean first = true;
-            for (Document doc : collection.find().sort(Sorts.ascending("_id")).limit(limit)) {
+            var find = from.find().sort(Sorts.ascending("_id")).limit(limit);
+            if (projection != null) {
+                find = find.projection(projection);
+            }
+            for (Document doc : find) {
                 if (!first) {
                     out.append(',');
                 }

@@ -34,8 +34,11 @@ class Endpoints {
     private final Stats stats = new Stats();
     private final Items items;
 
-    Endpoints(Items items) {
+    Endpoints(Items items, Backlog backlog) {
         this.items = items;
+        // The accept queue it listens with, reported under /stats runtime (see Backlog).
+        stats.describe("backlog", backlog.effective());
+        stats.describe("backlogSource", backlog.isSet() ? "NETTY_SO_BACKLOG" : "Netty default (somaxconn)");
     }
 
     @GetMapping("/hello")
