@@ -13,7 +13,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e seeds namespaced demo-repeat test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e seeds seeds-doc namespaced demo-repeat test demo clean-cluster help
 
 help:
 	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make seeds | make namespaced | make demo-repeat"
@@ -92,10 +92,17 @@ e2e: install stacks
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
 ## other, results in out/seeds/ (~30 min; not in `test`, whose e2e runs each of them reduced).
-## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster).
+## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster). The small
+## seeds fit the default two-node cluster. When all five ran, docs/seeds.md is rendered from the
+## run's files (hack/seeds-doc.sh), never typed.
 seeds: install stacks
 	eval "$$(hack/cluster.sh env)"
 	hack/seeds.sh $${SEEDS_ARGS:-} $${SEEDS:-}
+	if [ -z "$${SEEDS:-}" ] && [ -z "$${SEEDS_ARGS:-}" ]; then hack/seeds-doc.sh out/seeds > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md; fi
+
+## seeds-doc: docs/seeds.md from the files of the last `make seeds` (out/seeds/) and the claims file.
+seeds-doc:
+	hack/seeds-doc.sh out/seeds > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md
 
 ## namespaced: the namespaced install (deploy/namespaced) in a restricted namespace (~3 min; not in `test`)
 namespaced: install

@@ -11,6 +11,7 @@ pub mod export;
 pub mod list;
 pub mod num;
 pub mod report;
+pub mod seeds_doc;
 pub mod show;
 pub mod table;
 pub mod watch;

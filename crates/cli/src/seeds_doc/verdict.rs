@@ -1,0 +1,136 @@
+//! From the cells of a run to a verdict on a claim.
+
+use benchrun_api::{BenchmarkRun, CellResult, Outcome};
+
+use super::claims::{Expect, Metric, Selector};
+use super::stand_in::{ComparisonVerdict, RatioEstimate};
+
+/// What our run says about a claim or one of its comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Our interval says what the write-up says.
+    Reproduced,
+    /// Our interval says the opposite.
+    Contradicted,
+    /// Neither: no difference where one was claimed, or too uncertain to tell.
+    NotReproduced,
+    /// This machine cannot answer it (reason in the claims file).
+    NotTestable,
+    /// The run lacks the cells (fewer than 2 measured repeats a side).
+    NoMeasurement,
+    /// No run yet.
+    NotRun,
+}
+
+impl Verdict {
+    /// The word the page prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "Reproduced",
+            Verdict::Contradicted => "Contradicted",
+            Verdict::NotReproduced => "Not reproduced",
+            Verdict::NotTestable => "Not testable here",
+            Verdict::NoMeasurement => "No measurement",
+            Verdict::NotRun => "Not run yet",
+        }
+    }
+
+    /// A claim's verdict from its comparisons': a missing run or cell first, then any
+    /// contradiction, then Reproduced only when every comparison reproduces it.
+    pub fn combine(parts: &[Verdict]) -> Verdict {
+        if parts.contains(&Verdict::NotRun) {
+            Verdict::NotRun
+        } else if parts.contains(&Verdict::NoMeasurement) {
+            Verdict::NoMeasurement
+        } else if parts.contains(&Verdict::Contradicted) {
+            Verdict::Contradicted
+        } else if !parts.is_empty() && parts.iter().all(|v| *v == Verdict::Reproduced) {
+            Verdict::Reproduced
+        } else {
+            Verdict::NotReproduced
+        }
+    }
+}
+
+/// The claimed direction against our estimate.
+pub fn judge(expect: Expect, estimate: &RatioEstimate) -> Verdict {
+    use ComparisonVerdict::{Equivalent, Faster, Inconclusive, Slower};
+    match (expect, estimate.verdict) {
+        (_, Inconclusive) => Verdict::NotReproduced,
+        (Expect::Better, Faster) | (Expect::Worse, Slower) => Verdict::Reproduced,
+        (Expect::Better, Slower) | (Expect::Worse, Faster) => Verdict::Contradicted,
+        (Expect::Better | Expect::Worse, Equivalent) => Verdict::NotReproduced,
+        (Expect::Equal, Equivalent) => Verdict::Reproduced,
+        (Expect::Equal, Faster | Slower) => Verdict::Contradicted,
+        (Expect::NotWorse, Faster | Equivalent) => Verdict::Reproduced,
+        (Expect::NotWorse, Slower) => Verdict::Contradicted,
+    }
+}
+
+/// Whether a result's coordinates match the selector.
+fn matches(r: &CellResult, s: &Selector) -> bool {
+    s.target.as_ref().is_none_or(|t| *t == r.coordinates.target)
+        && s.scenario.as_ref().is_none_or(|x| *x == r.coordinates.scenario)
+        && s.connections.is_none_or(|c| c == r.coordinates.connections)
+}
+
+/// The metric of one measured result, in the page's unit (MB for bytes).
+fn metric_of(r: &CellResult, metric: Metric) -> Option<f64> {
+    match metric {
+        Metric::Throughput => r.throughput,
+        Metric::LatencyMean => r.latency_ms.as_ref().map(|l| l.mean),
+        Metric::LatencyP50 => r.latency_ms.as_ref().map(|l| l.p50),
+        Metric::LatencyMax => r.latency_ms.as_ref().map(|l| l.max),
+        Metric::ConnectMax => r.connect_times_ms.as_ref().map(|c| c.max),
+        Metric::MemoryPeak => r.usage.memory_peak_bytes.map(|b| b as f64 / 1e6),
+        Metric::ImageBytes => r.target_image_bytes.map(|b| b as f64 / 1e6),
+    }
+}
+
+/// The metric of every measured result (every repeat) of the cells the selector matches, in
+/// the run's order.
+pub fn values(run: &BenchmarkRun, selector: &Selector, metric: Metric) -> Vec<f64> {
+    run.status
+        .as_ref()
+        .map(|s| {
+            s.results
+                .iter()
+                .filter(|r| r.outcome == Outcome::Measured && matches(r, selector))
+                .filter_map(|r| metric_of(r, metric))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(verdict: ComparisonVerdict) -> RatioEstimate {
+        RatioEstimate { ratio: 1.0, low: 0.9, high: 1.1, verdict }
+    }
+
+    #[test]
+    fn the_claimed_direction_against_our_interval_gives_the_verdict() {
+        use ComparisonVerdict::*;
+        assert_eq!(judge(Expect::Better, &est(Faster)), Verdict::Reproduced);
+        assert_eq!(judge(Expect::Better, &est(Slower)), Verdict::Contradicted);
+        assert_eq!(judge(Expect::Better, &est(Equivalent)), Verdict::NotReproduced);
+        assert_eq!(judge(Expect::Worse, &est(Slower)), Verdict::Reproduced);
+        assert_eq!(judge(Expect::Equal, &est(Equivalent)), Verdict::Reproduced);
+        assert_eq!(judge(Expect::Equal, &est(Faster)), Verdict::Contradicted);
+        assert_eq!(judge(Expect::NotWorse, &est(Equivalent)), Verdict::Reproduced);
+        assert_eq!(judge(Expect::NotWorse, &est(Slower)), Verdict::Contradicted);
+        assert_eq!(judge(Expect::Better, &est(Inconclusive)), Verdict::NotReproduced);
+    }
+
+    #[test]
+    fn a_claim_is_reproduced_only_when_every_comparison_is_and_contradicted_by_any() {
+        use Verdict::*;
+        assert_eq!(Verdict::combine(&[Reproduced, Reproduced]), Reproduced);
+        assert_eq!(Verdict::combine(&[Reproduced, NotReproduced]), NotReproduced);
+        assert_eq!(Verdict::combine(&[Reproduced, Contradicted, NotReproduced]), Contradicted);
+        assert_eq!(Verdict::combine(&[Contradicted, NoMeasurement]), NoMeasurement);
+        assert_eq!(Verdict::combine(&[NotRun]), NotRun);
+    }
+}
