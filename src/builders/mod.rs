@@ -17,7 +17,8 @@ pub use service::{
     SERVICE_CONTAINER,
 };
 pub use target::{
-    build_target_deployment, build_target_service, CPU_LIMIT_ENV, MEMORY_LIMIT_ENV, TARGET_CONTAINER,
+    build_target_deployment, build_target_service, CPU_LIMIT_ENV, MEMORY_LIMIT_ENV,
+    TARGET_CONTAINER,
 };
 
 use benchrun_api::BenchmarkRun;

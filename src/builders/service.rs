@@ -197,7 +197,11 @@ mod tests {
         assert_eq!(limits["memory"].0, "512Mi", "the default memory");
         let probe = c.readiness_probe.clone().unwrap();
         assert_eq!(probe.http_get.unwrap().port, IntOrString::Int(9000));
-        assert_eq!(c.env.as_ref().unwrap()[2].name, "MODE", "after the two limits");
+        assert_eq!(
+            c.env.as_ref().unwrap()[2].name,
+            "MODE",
+            "after the two limits"
+        );
         assert_eq!(pod.automount_service_account_token, Some(false));
         assert_eq!(
             pod.security_context.unwrap().run_as_non_root,
@@ -284,7 +288,10 @@ mod tests {
         );
         let c = &d.spec.unwrap().template.spec.unwrap().containers[0];
         let env = c.env.clone().unwrap();
-        assert_eq!(env[0].name, "BENCHRUN_CPU_LIMIT_MILLICORES", "the limits first");
+        assert_eq!(
+            env[0].name, "BENCHRUN_CPU_LIMIT_MILLICORES",
+            "the limits first"
+        );
         assert_eq!(env[2].name, "BENCHRUN_SERVICE_STORE_HOST");
         assert_eq!(env[2].value.as_deref(), Some("10.96.0.10"));
         assert_eq!(env[4].value.as_deref(), Some("10.96.0.10:9000"));

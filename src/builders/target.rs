@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use benchrun_api::{Cell, ServiceAddress, ValidatedRun};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PodSpec, PodTemplateSpec,
-    Probe, ResourceFieldSelector, ResourceRequirements, Service, ServicePort, ServiceSpec,
+    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PodSpec, PodTemplateSpec, Probe,
+    ResourceFieldSelector, ResourceRequirements, Service, ServicePort, ServiceSpec,
     TCPSocketAction,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -282,14 +282,24 @@ pub(crate) mod tests {
         assert_eq!(r.limits.as_ref().unwrap()["cpu"], Quantity("250m".into()));
         assert_eq!(r.requests.as_ref().unwrap()["cpu"], Quantity("250m".into()));
         assert_eq!(r.limits.unwrap()["memory"], Quantity("128Mi".into()));
-        assert_eq!(c.env.as_ref().unwrap()[2].name, "MODE", "after the two limits");
+        assert_eq!(
+            c.env.as_ref().unwrap()[2].name,
+            "MODE",
+            "after the two limits"
+        );
         assert_eq!(c.ports.as_ref().unwrap()[0].container_port, 3000);
     }
 
     /// The `resourceFieldRef` of variable `name` in `env`: (container, resource, divisor).
     pub(crate) fn resource_field(env: &[EnvVar], name: &str) -> (String, String, String) {
-        let var = env.iter().find(|v| v.name == name).expect("the variable is set");
-        assert_eq!(var.value, None, "{name} comes from the Downward API, not a value");
+        let var = env
+            .iter()
+            .find(|v| v.name == name)
+            .expect("the variable is set");
+        assert_eq!(
+            var.value, None,
+            "{name} comes from the Downward API, not a value"
+        );
         let field = var
             .value_from
             .as_ref()

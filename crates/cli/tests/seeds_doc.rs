@@ -22,7 +22,10 @@ fn fixture() -> RunFiles {
 fn the_same_result_files_render_the_same_page() {
     let (a, b) = (render(&claims(), &fixture()), render(&claims(), &fixture()));
     assert_eq!(a, b);
-    assert!(a.contains("- Commit: `0000000000000000000000000000000000000000`"), "{a}");
+    assert!(
+        a.contains("- Commit: `0000000000000000000000000000000000000000`"),
+        "{a}"
+    );
 }
 
 #[test]
@@ -36,13 +39,22 @@ fn the_fixtures_figures_give_the_verdicts_of_seed_5() {
         ("5.5", "Reproduced"),
         ("5.6", "Reproduced"),
     ] {
-        assert!(page.contains(&format!("- **{id} {verdict}** — ")), "claim {id}:\n{page}");
+        assert!(
+            page.contains(&format!("- **{id} {verdict}** — ")),
+            "claim {id}:\n{page}"
+        );
     }
     // The other seeds have no result file in the fixture.
     assert!(page.contains("- **2.1 Not run yet** — "), "{page}");
-    assert!(page.contains("- **4.3 Not testable here** — No 36-core machine"), "{page}");
+    assert!(
+        page.contains("- **4.3 Not testable here** — No 36-core machine"),
+        "{page}"
+    );
     // The original's figures are on the page beside ours.
-    assert!(page.contains("28\u{202f}414 vs 28\u{202f}657 req/s"), "{page}");
+    assert!(
+        page.contains("28\u{202f}414 vs 28\u{202f}657 req/s"),
+        "{page}"
+    );
 }
 
 #[test]
@@ -52,8 +64,16 @@ fn without_result_files_every_measured_claim_is_not_run_yet() {
     for seed in claims().seeds {
         assert!(page.contains(&format!("## Seed {}: ", seed.number)));
         for c in seed.claims {
-            let want = if c.not_testable.is_some() { "Not testable here" } else { "Not run yet" };
-            assert!(page.contains(&format!("- **{} {want}** — ", c.id)), "claim {}", c.id);
+            let want = if c.not_testable.is_some() {
+                "Not testable here"
+            } else {
+                "Not run yet"
+            };
+            assert!(
+                page.contains(&format!("- **{} {want}** — ", c.id)),
+                "claim {}",
+                c.id
+            );
         }
     }
 }
@@ -72,7 +92,8 @@ fn every_claim_names_a_metric_and_a_direction_or_why_it_cannot_be_tested() {
     for seed in claims().seeds {
         for c in seed.claims {
             assert!(
-                c.not_testable.is_some() || (c.metric.is_some() && c.expect.is_some() && !c.comparisons.is_empty()),
+                c.not_testable.is_some()
+                    || (c.metric.is_some() && c.expect.is_some() && !c.comparisons.is_empty()),
                 "claim {}",
                 c.id
             );

@@ -20,13 +20,16 @@ fn main() -> anyhow::Result<()> {
                 println!("usage: seeds-doc [OUT_DIR] [--claims FILE] > docs/seeds.md");
                 return Ok(());
             }
-            _ if a.starts_with('-') => bail!("unknown option {a} (seeds-doc [OUT_DIR] [--claims FILE])"),
+            _ if a.starts_with('-') => {
+                bail!("unknown option {a} (seeds-doc [OUT_DIR] [--claims FILE])")
+            }
             _ if out_dir.is_none() => out_dir = Some(a.into()),
             _ => bail!("one OUT_DIR only (got {a} too)"),
         }
     }
     let claims: ClaimsFile = serde_yaml::from_str(
-        &std::fs::read_to_string(&claims).with_context(|| format!("reading {}", claims.display()))?,
+        &std::fs::read_to_string(&claims)
+            .with_context(|| format!("reading {}", claims.display()))?,
     )
     .with_context(|| format!("{} is not a claims file", claims.display()))?;
     let files = match out_dir {

@@ -109,7 +109,10 @@ pub struct RunFiles {
 pub fn read_run_files(dir: &Path) -> anyhow::Result<RunFiles> {
     let path = dir.join("manifest.json");
     if !path.exists() {
-        eprintln!("seeds-doc: no {}: the page says the seeds have not run yet", path.display());
+        eprintln!(
+            "seeds-doc: no {}: the page says the seeds have not run yet",
+            path.display()
+        );
         return Ok(RunFiles::default());
     }
     let manifest: Manifest = serde_json::from_str(&std::fs::read_to_string(&path)?)

@@ -92,14 +92,14 @@ pub fn compare_repeats(
 /// whole df 1..=30 interpolated linearly in 1/df, the normal quantile beyond.
 fn t_quantile(p: f64, df: f64) -> f64 {
     const T975: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     const T95: [f64; 30] = [
-        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782,
-        1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711,
-        1.708, 1.706, 1.703, 1.701, 1.699, 1.697,
+        6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812, 1.796, 1.782, 1.771,
+        1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706,
+        1.703, 1.701, 1.699, 1.697,
     ];
     let (table, z) = if p >= 0.975 {
         (&T975, 1.960)
@@ -109,7 +109,11 @@ fn t_quantile(p: f64, df: f64) -> f64 {
     if !df.is_finite() || df > 30.0 {
         // Between 30 and infinity, interpolate in 1/df towards the normal quantile.
         let at30 = table[29];
-        return if df.is_finite() { z + (at30 - z) * 30.0 / df } else { z };
+        return if df.is_finite() {
+            z + (at30 - z) * 30.0 / df
+        } else {
+            z
+        };
     }
     let df = df.max(1.0);
     let lo = df.floor() as usize; // 1..=30
@@ -131,16 +135,26 @@ mod tests {
     fn a_clear_difference_is_faster_and_its_interval_holds_the_ratio() {
         let e = compare_repeats(&[200.0, 210.0, 205.0], &[100.0, 102.0, 98.0], 0.05, true).unwrap();
         assert_eq!(e.verdict, ComparisonVerdict::Faster);
-        assert!(e.low < e.ratio && e.ratio < e.high && (e.ratio - 2.05).abs() < 0.05, "{e:?}");
-        let lat = compare_repeats(&[200.0, 210.0, 205.0], &[100.0, 102.0, 98.0], 0.05, false).unwrap();
-        assert_eq!(lat.verdict, ComparisonVerdict::Slower, "higher latency is worse");
+        assert!(
+            e.low < e.ratio && e.ratio < e.high && (e.ratio - 2.05).abs() < 0.05,
+            "{e:?}"
+        );
+        let lat =
+            compare_repeats(&[200.0, 210.0, 205.0], &[100.0, 102.0, 98.0], 0.05, false).unwrap();
+        assert_eq!(
+            lat.verdict,
+            ComparisonVerdict::Slower,
+            "higher latency is worse"
+        );
     }
 
     #[test]
     fn close_tight_values_are_equivalent_and_noisy_ones_inconclusive() {
-        let eq = compare_repeats(&[100.0, 101.0, 100.5], &[100.2, 100.8, 100.4], 0.05, true).unwrap();
+        let eq =
+            compare_repeats(&[100.0, 101.0, 100.5], &[100.2, 100.8, 100.4], 0.05, true).unwrap();
         assert_eq!(eq.verdict, ComparisonVerdict::Equivalent);
-        let noisy = compare_repeats(&[100.0, 160.0, 70.0], &[100.0, 90.0, 130.0], 0.05, true).unwrap();
+        let noisy =
+            compare_repeats(&[100.0, 160.0, 70.0], &[100.0, 90.0, 130.0], 0.05, true).unwrap();
         assert_eq!(noisy.verdict, ComparisonVerdict::Inconclusive);
     }
 

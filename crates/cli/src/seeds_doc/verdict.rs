@@ -70,7 +70,9 @@ pub fn judge(expect: Expect, estimate: &RatioEstimate) -> Verdict {
 /// Whether a result's coordinates match the selector.
 fn matches(r: &CellResult, s: &Selector) -> bool {
     s.target.as_ref().is_none_or(|t| *t == r.coordinates.target)
-        && s.scenario.as_ref().is_none_or(|x| *x == r.coordinates.scenario)
+        && s.scenario
+            .as_ref()
+            .is_none_or(|x| *x == r.coordinates.scenario)
         && s.connections.is_none_or(|c| c == r.coordinates.connections)
 }
 
@@ -107,7 +109,12 @@ mod tests {
     use super::*;
 
     fn est(verdict: ComparisonVerdict) -> RatioEstimate {
-        RatioEstimate { ratio: 1.0, low: 0.9, high: 1.1, verdict }
+        RatioEstimate {
+            ratio: 1.0,
+            low: 0.9,
+            high: 1.1,
+            verdict,
+        }
     }
 
     #[test]
@@ -115,22 +122,40 @@ mod tests {
         use ComparisonVerdict::*;
         assert_eq!(judge(Expect::Better, &est(Faster)), Verdict::Reproduced);
         assert_eq!(judge(Expect::Better, &est(Slower)), Verdict::Contradicted);
-        assert_eq!(judge(Expect::Better, &est(Equivalent)), Verdict::NotReproduced);
+        assert_eq!(
+            judge(Expect::Better, &est(Equivalent)),
+            Verdict::NotReproduced
+        );
         assert_eq!(judge(Expect::Worse, &est(Slower)), Verdict::Reproduced);
         assert_eq!(judge(Expect::Equal, &est(Equivalent)), Verdict::Reproduced);
         assert_eq!(judge(Expect::Equal, &est(Faster)), Verdict::Contradicted);
-        assert_eq!(judge(Expect::NotWorse, &est(Equivalent)), Verdict::Reproduced);
+        assert_eq!(
+            judge(Expect::NotWorse, &est(Equivalent)),
+            Verdict::Reproduced
+        );
         assert_eq!(judge(Expect::NotWorse, &est(Slower)), Verdict::Contradicted);
-        assert_eq!(judge(Expect::Better, &est(Inconclusive)), Verdict::NotReproduced);
+        assert_eq!(
+            judge(Expect::Better, &est(Inconclusive)),
+            Verdict::NotReproduced
+        );
     }
 
     #[test]
     fn a_claim_is_reproduced_only_when_every_comparison_is_and_contradicted_by_any() {
         use Verdict::*;
         assert_eq!(Verdict::combine(&[Reproduced, Reproduced]), Reproduced);
-        assert_eq!(Verdict::combine(&[Reproduced, NotReproduced]), NotReproduced);
-        assert_eq!(Verdict::combine(&[Reproduced, Contradicted, NotReproduced]), Contradicted);
-        assert_eq!(Verdict::combine(&[Contradicted, NoMeasurement]), NoMeasurement);
+        assert_eq!(
+            Verdict::combine(&[Reproduced, NotReproduced]),
+            NotReproduced
+        );
+        assert_eq!(
+            Verdict::combine(&[Reproduced, Contradicted, NotReproduced]),
+            Contradicted
+        );
+        assert_eq!(
+            Verdict::combine(&[Contradicted, NoMeasurement]),
+            NoMeasurement
+        );
         assert_eq!(Verdict::combine(&[NotRun]), NotRun);
     }
 }
