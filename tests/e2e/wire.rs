@@ -144,7 +144,9 @@ async fn a_one_slot_accept_queue_shows_syn_retransmits_and_the_warning() {
         "/hello",
         "500m",
         r#", env: [{name: BACKLOG, value: "1"}, {name: ACCEPT_DELAY_MS, value: "5"}]"#,
-        "connections: 200, keepAlive: false, duration: 10s, warmup: 2s, timeout: 5s, resources: {cpu: 500m, memory: 64Mi}",
+        // Short: the target's readiness probe waits in the same accept queue, and three failed
+        // probes in a row (6 s) would take it out of the Service mid-window.
+        "connections: 200, keepAlive: false, duration: 6s, warmup: 1s, timeout: 5s, resources: {cpu: 500m, memory: 64Mi}",
     );
     let outcome = async {
         let (r, _) = measure(&cluster, &ns, "backlog", &yaml).await?;
