@@ -47,13 +47,21 @@ pub struct BaselineCell {
 }
 
 /// The `baseline` entry of a measurement: its per-second throughputs (from `load`) and p99
-/// against the baseline cell's, or `Unmatched` with the reason the baseline could not be read.
+/// against the baseline cell's, or `Unmatched` with the reason the baseline could not be read
+/// or, for a measurement of more than 50 % errors, why it is not compared.
 pub fn judge(
     plan: &BaselinePlan,
     observed: Option<&BaselineObserved>,
     load: &LoadResult,
     result: &CellResult,
 ) -> BaselineComparison {
+    // A cell of mostly errors answered fast with failures: its throughput compared with the
+    // baseline's would read as Better.
+    if let Err(why @ crate::results::Ineligible::MostlyErrors { .. }) =
+        crate::results::headline_eligible(result, None)
+    {
+        return unmatched(format!("not compared: {why}"));
+    }
     let cell = match observed {
         Some(Ok(cell)) => cell,
         Some(Err(why)) => return unmatched(why.clone()),

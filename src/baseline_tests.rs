@@ -208,6 +208,34 @@ fn a_judged_measurement_carries_ratios_the_p_value_and_its_sample_counts() {
 }
 
 #[test]
+fn a_measurement_of_mostly_errors_is_not_compared_with_its_baseline() {
+    let plan = BaselinePlan {
+        run: "last-week".into(),
+        tolerance: 0.05,
+    };
+    let before = BaselineCell {
+        samples: vec![1000.0; 10],
+        p99_ms: vec![10.0],
+    };
+    let failures = CellResult {
+        throughput: Some(8144.0),
+        error_rate: Some(1.0),
+        ..CellResult::default()
+    };
+    let b = judge(
+        &plan,
+        Some(&Ok(before)),
+        &timeline_load(&[8144; 10]),
+        &failures,
+    );
+    assert_eq!(b.verdict, Verdict::Unmatched);
+    assert_eq!(
+        b.reason.as_deref(),
+        Some("not compared: 100.0% of its requests failed (more than 50%)")
+    );
+}
+
+#[test]
 fn an_unreadable_baseline_is_unmatched_with_its_reason() {
     let plan = BaselinePlan {
         run: "gone".into(),

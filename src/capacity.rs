@@ -8,11 +8,13 @@
 use std::collections::BTreeMap;
 use std::panic;
 
+use benchrun_api::validate::SloPlan;
 use benchrun_api::{
-    Capacity, CellResult, Coordinates, Outcome, SloVerdict, UslFit, ValidatedRun, WarningCode,
+    Capacity, CellResult, Coordinates, SloVerdict, UslFit, ValidatedRun, WarningCode,
 };
 
 use crate::num::round;
+use crate::results::headline_eligible;
 
 /// `model` of a closed-model entry.
 pub const USL: &str = "USL";
@@ -42,10 +44,9 @@ pub fn capacity(run: &ValidatedRun, results: &[CellResult]) -> Vec<Capacity> {
             None => groups.push((key, vec![r])),
         }
     }
-    let closed = closed.into_iter().map(|(k, rs)| usl_entry(k, &rs));
-    let open = open
-        .into_iter()
-        .map(|(k, rs)| slo_entry(k, &rs, run.slo.is_some()));
+    let slo = run.slo.as_ref();
+    let closed = closed.into_iter().map(|(k, rs)| usl_entry(k, &rs, slo));
+    let open = open.into_iter().map(|(k, rs)| slo_entry(k, &rs, slo));
     closed.chain(open).collect()
 }
 
@@ -89,33 +90,41 @@ impl Key {
 }
 
 /// Splits measurements into those a capacity figure may rest on and a note of the rest:
-/// failed measurements have no figures, and a generator-bound one measured the generator.
-fn usable<'a>(results: &[&'a CellResult]) -> (Vec<&'a CellResult>, Option<String>) {
-    let mut left_out: BTreeMap<&str, usize> = BTreeMap::new();
+/// failed measurements have no figures, one whose errors exceed the SLO's error rate or 50 %
+/// measured failures ([`headline_eligible`]), and a generator-bound one measured the generator.
+fn usable<'a>(
+    results: &[&'a CellResult],
+    slo: Option<&SloPlan>,
+) -> (Vec<&'a CellResult>, Option<String>) {
+    let mut left_out: Vec<String> = Vec::new();
     let mut kept = Vec::new();
     for r in results {
-        if r.outcome == Outcome::Failed || r.throughput.is_none() {
-            *left_out.entry("failed").or_default() += 1;
+        if let Err(why) = headline_eligible(r, slo) {
+            left_out.push(why.label());
         } else if r
             .warnings
             .iter()
             .any(|w| w.code == WarningCode::GeneratorBound)
         {
-            *left_out.entry("generator-bound").or_default() += 1;
+            left_out.push("generator-bound".into());
         } else {
             kept.push(*r);
         }
     }
-    let note = (!left_out.is_empty()).then(|| {
-        let parts: Vec<String> = left_out.iter().map(|(w, n)| format!("{n} {w}")).collect();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for why in &left_out {
+        *counts.entry(why.as_str()).or_default() += 1;
+    }
+    let note = (!counts.is_empty()).then(|| {
+        let parts: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
         parts.join(", ")
     });
     (kept, note)
 }
 
-fn usl_entry(key: Key, results: &[&CellResult]) -> Capacity {
+fn usl_entry(key: Key, results: &[&CellResult], slo: Option<&SloPlan>) -> Capacity {
     let mut entry = key.entry(USL, false);
-    let (kept, excluded) = usable(results);
+    let (kept, excluded) = usable(results, slo);
     entry.excluded = excluded;
     entry.points = kept.len() as i32;
     let points: Vec<(u32, f64)> = kept
@@ -272,20 +281,22 @@ fn r_squared(points: &[(u32, f64)], model: impl Fn(f64) -> f64) -> f64 {
     1.0 - ss_res / ss_tot
 }
 
-fn slo_entry(key: Key, results: &[&CellResult], has_slo: bool) -> Capacity {
+fn slo_entry(key: Key, results: &[&CellResult], slo: Option<&SloPlan>) -> Capacity {
     let mut entry = key.entry(SLO, true);
-    let (kept, excluded) = usable(results);
+    let (kept, excluded) = usable(results, slo);
     entry.excluded = excluded;
     entry.points = kept.len() as i32;
-    if !has_slo {
+    if slo.is_none() {
         entry.refused = Some(
             "the run has no spec.slo to judge the swept rates against: add one (e.g. p99) to get the highest rate that meets it".into(),
         );
         return entry;
     }
+    // A rate with a failed measurement, or one of mostly errors, did not meet the SLOs
+    // whatever its other repeats did.
     let failed_rates: Vec<i64> = results
         .iter()
-        .filter(|r| r.outcome == Outcome::Failed)
+        .filter(|r| headline_eligible(r, slo).is_err())
         .filter_map(|r| r.coordinates.rate)
         .collect();
     let mut verdicts: BTreeMap<i64, bool> = BTreeMap::new();

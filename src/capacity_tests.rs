@@ -161,6 +161,46 @@ fn failed_and_generator_bound_measurements_are_left_out_and_counted() {
 }
 
 #[test]
+fn measurements_of_mostly_errors_stay_out_of_the_fit_and_are_counted() {
+    let run = run(serde_json::json!({"connections": LEVELS}), None);
+    let mut results: Vec<CellResult> = LEVELS
+        .iter()
+        .map(|&n| measured("a", n as i32, None, usl_at(0.05, 0.0008, 1200.0, n)))
+        .collect();
+    // Every request of the largest count answered 404, fast: a rate of failures.
+    results[6].throughput = Some(50_000.0);
+    results[6].error_rate = Some(1.0);
+    let e = &capacity(&run, &results)[0];
+    assert_eq!(e.points, 6);
+    assert_eq!(e.excluded.as_deref(), Some("1 with more than 50% errors"));
+    let fit = e.fit.as_ref().unwrap();
+    assert!(
+        fit.r_squared > 0.99,
+        "the 404s did not enter the fit: {fit:?}"
+    );
+}
+
+#[test]
+fn a_rate_whose_repeat_broke_the_slo_error_rate_did_not_meet_the_slos() {
+    let slo = serde_json::json!({"p99": "50ms", "errorRate": "1%"});
+    let run = run(serde_json::json!({"rate": [100, 200]}), Some(slo));
+    let met = |rate| {
+        let mut r = measured("a", 1, Some(rate), rate as f64);
+        r.slo = Some(SloVerdict::Met);
+        r
+    };
+    let mut errors = met(200);
+    errors.error_rate = Some(0.3);
+    errors.slo = Some(SloVerdict::Violated(vec!["error rate 30.0% > 1%".into()]));
+    let e = &capacity(&run, &[met(100), met(200), errors])[0];
+    assert_eq!(e.max_rate_meeting_slo, Some(100));
+    assert_eq!(
+        e.excluded.as_deref(),
+        Some("1 above the SLO's error rate of 1%")
+    );
+}
+
+#[test]
 fn a_run_that_sweeps_no_load_axis_has_no_capacity_entries() {
     let run = run(serde_json::json!({"targets": ["a", "b"]}), None);
     let results = vec![measured("a", 1, None, 10.0), measured("b", 1, None, 10.0)];

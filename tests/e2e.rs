@@ -16,6 +16,8 @@ mod browser;
 mod seeds;
 #[path = "e2e/support.rs"]
 mod support;
+#[path = "e2e/wire.rs"]
+mod wire;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -141,6 +143,15 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
                 "cell {}: target memory {mem} B, limit {mem_limit} B",
                 r.cell
             );
+        }
+        // The demo-sized run (closed model, keep-alive) raises none of the wire's warnings,
+        // and its load pods read their TCP counters.
+        for r in &status.results {
+            use benchrun_api::WarningCode as W;
+            let wire = [W::RateNotMet, W::SynRetransmits, W::EphemeralPortsLow, W::Resets];
+            let raised: Vec<_> = r.warnings.iter().filter(|w| wire.contains(&w.code)).collect();
+            anyhow::ensure!(raised.is_empty(), "cell {}: {raised:?}", r.cell);
+            anyhow::ensure!(r.tcp.is_some(), "cell {}: no tcp counters", r.cell);
         }
         let table = cluster.kubectl(&["get", "benchmarkruns", "-n", &ns]);
         println!("{table}");

@@ -16,8 +16,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::num::round;
 
+pub mod headline;
 pub mod slo;
 pub mod validity;
+pub mod wire;
+
+pub use headline::{headline_eligible, Ineligible};
 
 /// What the observed target and load pods showed during the measurement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -128,6 +132,8 @@ pub fn measured_result(
         }),
         generator_cpu_us_per_request: (load.requests > 0)
             .then(|| round(load.cpu.us_per_request, 3)),
+        tcp: wire::tcp_counters(load),
+        schedule_lag_ms: wire::schedule_lag_ms(load),
         load_start_spread_ms: (run.load_pods > 1).then(|| int(load.window_start_spread_ms)),
         usage: with_generator_cpu(usage.cloned().unwrap_or_default(), run, load),
         restarts: pods.restarts,
@@ -335,10 +341,22 @@ pub fn describe(run: &ValidatedRun, c: &Coordinates) -> String {
 
 /// The headline of the run: best throughput and its p99 and cell, failed and suspect counts,
 /// and the SLO tally (absent without SLOs or before any verdict).
+///
+/// The best is the highest throughput among the measurements that may headline
+/// ([`headline_eligible`]): a cell whose errors exceed the SLO's error rate or 50 % never
+/// does, and `bestLeftOut` says how many were passed over and why.
 pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
+    let mut left_out = Vec::new();
     let best = results
         .iter()
-        .filter(|r| r.outcome == Outcome::Measured)
+        .filter(|r| match headline_eligible(r, run.slo.as_ref()) {
+            Ok(()) => true,
+            Err(Ineligible::NoFigures) => false,
+            Err(why) => {
+                left_out.push(why);
+                false
+            }
+        })
         .filter_map(|r| Some((r, r.throughput?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     let verdicts: Vec<&SloVerdict> = results.iter().filter_map(|r| r.slo.as_ref()).collect();
@@ -354,6 +372,8 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
             .filter(|r| r.outcome == Outcome::Failed)
             .count() as i32,
         suspect: results.iter().filter(|r| !r.warnings.is_empty()).count() as i32,
+        best_left_out: headline::left_out_note(&left_out)
+            .map(|note| format!("{note}: not considered for the best throughput")),
         slo: match (&run.slo, verdicts.is_empty(), violated) {
             (None, _, _) | (_, true, _) => None,
             (_, _, 0) => Some(SloSummary::Met),

@@ -102,6 +102,7 @@ pub(crate) fn load() -> LoadResult {
         seed: None,
         backend: None,
         rx_timestamps: None,
+        tcp: None,
     }
 }
 
@@ -450,6 +451,46 @@ fn the_summary_names_the_best_cell_and_counts_failures_and_suspects() {
     assert_eq!(s.best_cell.as_deref(), Some("express/hello cpu=1 c=100"));
     assert_eq!((s.failed, s.suspect), (1, 1));
     assert_eq!(s.slo, Some(SloSummary::Violated(1)));
+}
+
+#[test]
+fn an_all_4xx_measurement_never_becomes_the_best() {
+    let run = run_yaml("");
+    let mut not_found = measured();
+    not_found.slo = None;
+    not_found.throughput = Some(8144.0);
+    not_found.error_rate = Some(1.0);
+    let s = summarize(&run, std::slice::from_ref(&not_found));
+    assert_eq!(s.best_throughput, None);
+    assert_eq!(
+        (s.best_p99.as_deref(), s.best_cell.as_deref()),
+        (None, None)
+    );
+    assert_eq!(
+        s.best_left_out.as_deref(),
+        Some("1 with more than 50% errors: not considered for the best throughput")
+    );
+}
+
+#[test]
+fn a_mixed_run_picks_the_best_measurement_whose_errors_are_within_the_slo() {
+    let run = run();
+    let valid = measured();
+    let mut errors = measured();
+    errors.cell = 0;
+    errors.coordinates.connections = 10;
+    errors.throughput = Some(5000.0);
+    errors.error_rate = Some(0.2);
+    let mut most = errors.clone();
+    most.throughput = Some(9000.0);
+    most.error_rate = Some(0.9);
+    let s = summarize(&run, &[errors, valid, most]);
+    assert_eq!(s.best_throughput, Some(1000));
+    assert_eq!(s.best_cell.as_deref(), Some("express/hello cpu=1 c=100"));
+    assert_eq!(
+        s.best_left_out.as_deref(),
+        Some("2 above the SLO's error rate of 1%: not considered for the best throughput")
+    );
 }
 
 #[test]

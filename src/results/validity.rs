@@ -47,7 +47,13 @@ pub fn warnings(
     prometheus_answered: bool,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    out.extend(generator_bound(r, generator_threads));
+    let generator = generator_busy(r, generator_threads);
+    out.extend(generator.as_ref().map(|busy| {
+        Warning::new(
+            WarningCode::GeneratorBound,
+            format!("{busy}; {ADVICE_GENERATOR}"),
+        )
+    }));
     let shared: Vec<&str> = r
         .target_nodes
         .iter()
@@ -89,6 +95,7 @@ pub fn warnings(
     out.extend(concurrency_bound(r));
     out.extend(staggered_start(r));
     out.extend(service_bound(r));
+    out.extend(super::wire::warnings(r, generator));
     let too_short = window_too_short(r);
     if !prometheus_answered {
         out.push(Warning::new(WarningCode::MetricsUnavailable, "Prometheus could not be queried; target CPU and memory are missing (the load figures are kept)"));
@@ -185,22 +192,23 @@ pub fn window_too_short(r: &CellResult) -> Option<Warning> {
     )))
 }
 
-fn generator_bound(r: &CellResult, threads: u64) -> Option<Warning> {
+/// What shows the generator at its CPU limit, e.g. `load pods used 96% of their CPU limit`:
+/// the load pods at [`GENERATOR_CPU`] of their limit, or the generator's own CPU at that many
+/// cores per event-loop thread; `None` when neither.
+fn generator_busy(r: &CellResult, threads: u64) -> Option<String> {
     if let Some(f) = r.usage.load_cpu_of_limit.filter(|f| *f >= GENERATOR_CPU) {
-        return Some(Warning::new(
-            WarningCode::GeneratorBound,
-            format!(
-                "load pods used {:.0}% of their CPU limit; {ADVICE_GENERATOR}",
-                f * 100.0
-            ),
+        return Some(format!(
+            "load pods used {:.0}% of their CPU limit",
+            f * 100.0
         ));
     }
     let threads = threads.max(1) as f64;
     let cores = r.generator_cpu_us_per_request? * r.throughput? / 1e6;
     (cores / threads >= GENERATOR_CPU).then(|| {
-        Warning::new(WarningCode::GeneratorBound, format!("the load generator used {cores:.2} cores over {threads} threads ({:.2} per thread); {ADVICE_GENERATOR}",
+        format!(
+            "the load generator used {cores:.2} cores over {threads} threads ({:.2} per thread)",
             cores / threads
-        ))
+        )
     })
 }
 

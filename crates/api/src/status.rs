@@ -183,6 +183,76 @@ pub struct ConnectTimes {
     pub max: f64,
 }
 
+/// What the kernel's TCP stack counted in the load pods' network namespaces over the measured
+/// window (`/proc/net/snmp` and `/proc/net/netstat` at its start and end, summed over the load
+/// pods; each pod has its own namespace, so these are the generator's connections only). They
+/// say whether a connect-time tail is the kernel's SYN retransmits, whether connections were
+/// reset, and how close the generator came to running out of local ports.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TcpCounters {
+    /// Connections the generator opened (`ActiveOpens`).
+    pub connections_opened: i64,
+    /// Connection attempts that failed (`AttemptFails`): refused, timed out or reset during
+    /// the handshake.
+    pub failed_connection_attempts: i64,
+    /// Connections that ended by a reset while established (`EstabResets`): one received from
+    /// the target, or sent by the generator aborting a connection (closing it with unread
+    /// data, see `abortsOnClose`).
+    pub resets_while_established: i64,
+    /// Segments the generator sent with RST (`OutRsts`).
+    pub resets_sent: i64,
+    /// Connections the generator aborted on close because data was still unread
+    /// (`TCPAbortOnClose`), e.g. after a request timeout.
+    pub aborts_on_close: i64,
+    /// Segments retransmitted (`RetransSegs`).
+    pub retransmitted_segments: i64,
+    /// SYNs retransmitted (`TCPSynRetrans`): each means a connect waited for the kernel's
+    /// retransmission timeout, 1 s for the first, then 2 s, 4 s, ... more (a connect of about
+    /// 1 s, 3 s, 7 s, 15 s). Typically the target's listen backlog overflowed and dropped the
+    /// SYN (see `connectsAtRetransmitSteps`).
+    pub syn_retransmits: i64,
+    /// Retransmission timer expiries (`TCPTimeouts`).
+    pub timeouts: i64,
+    /// Connects whose time lay at one of the SYN retransmit steps (1 s, 3 s, 7 s, 15 s, 31 s,
+    /// up to 20 % or 200 ms past it), per step, from the merged connect-time histogram; steps
+    /// without any are left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connects_at_retransmit_steps: Vec<RetransmitStep>,
+    /// Distinct local ports of the ephemeral range held by a socket (TIME_WAIT included) at
+    /// the window's start or end, whichever held more, in the busiest load pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports_in_use: Option<i64>,
+    /// Of the sockets holding those ports, those in TIME_WAIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_wait: Option<i64>,
+    /// Size of the ephemeral port range (`net.ipv4.ip_local_port_range`, the narrowest of the
+    /// load pods'): the most connections one pod can hold to one target address and port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_ports: Option<i64>,
+}
+
+/// How many connects took about one SYN retransmit step.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetransmitStep {
+    /// The step in seconds: 1, 3, 7, 15 or 31 (the kernel's initial 1 s timeout, doubling).
+    pub seconds: i64,
+    /// Connects in the measured window that took that long (to 20 % or 200 ms past it).
+    pub connects: i64,
+}
+
+/// How late the open-model generator sent requests relative to their schedule, in
+/// milliseconds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduleLagMs {
+    /// Mean lateness.
+    pub mean: f64,
+    /// Largest lateness.
+    pub max: f64,
+}
+
 /// CPU and memory of the target pods over the measured window (from the raw cAdvisor samples
 /// in Prometheus), and the CPU of the load pods (from the load generator's own accounting).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -365,6 +435,16 @@ pub struct CellResult {
     /// TCP connect times (count, min, mean, max), when the window opened any connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_times_ms: Option<ConnectTimes>,
+    /// What the kernel's TCP stack counted in the load pods over the window (connections,
+    /// resets, SYN retransmits, local ports); absent when the generator could not read
+    /// `/proc` or predates these counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpCounters>,
+    /// Open model: how late the generator sent requests relative to their schedule. A lag
+    /// near the request interval or more means requests waited for a free connection or for
+    /// the generator's CPU (`RateNotMet` says which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<ScheduleLagMs>,
     /// With several load pods: how far apart (milliseconds) their measured windows began.
     /// They are told one start time; a pod that started late widens the merged window, which
     /// runs from the first start to the last end (`StaggeredStart` flags a large spread).
@@ -410,7 +490,8 @@ pub struct CellResult {
     pub slo: Option<SloVerdict>,
     /// Validity warnings, each `Code: explanation` (GeneratorBound, SameNode, HighErrorRate,
     /// Restarts, OOMKilled, NoWarmup, HighVariance, ConcurrencyBound, MetricsUnavailable,
-    /// MetricsPending, WindowTooShort, StaggeredStart).
+    /// MetricsPending, WindowTooShort, StaggeredStart, RateNotMet, SynRetransmits,
+    /// EphemeralPortsLow, Resets).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
     /// Values of `prometheus.extraQueries`, by name.
@@ -473,7 +554,8 @@ pub struct MetricsPending {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
-    /// Highest throughput of any measurement, rounded to whole requests per second.
+    /// Highest throughput of any measurement that may headline (error rate within the SLO's
+    /// `errorRate` and at most 50 %; see `bestLeftOut`), rounded to whole requests per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_throughput: Option<i64>,
     /// p99 latency of that measurement, e.g. `41ms`.
@@ -482,6 +564,12 @@ pub struct Summary {
     /// Coordinates of that measurement, e.g. `express/hello cpu=1 c=100`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_cell: Option<String>,
+    /// Measurements that were measured but may not headline, counted by reason, e.g.
+    /// `2 with more than 50% errors: not considered for the best throughput`. A measurement
+    /// whose error rate is above the SLO's `errorRate` or above 50 % is never the best (its
+    /// throughput is a rate of failures). Absent when none was left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_left_out: Option<String>,
     /// Measurements that failed.
     #[serde(default)]
     pub failed: i32,

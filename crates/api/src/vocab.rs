@@ -322,6 +322,16 @@ vocabulary! {
         /// The next measurement's load, made ahead to begin when this window ends, began
         /// before this window's last response.
         LoadOverlap = "LoadOverlap",
+        /// Open model: the achieved rate stayed below 95 % of the offered rate (the message
+        /// names what limited it: the generator, its connections or the target).
+        RateNotMet = "RateNotMet",
+        /// The kernel retransmitted SYNs and connect times cluster at its retransmit steps
+        /// (1 s, 3 s, 7 s, ...): dropped SYNs, typically a full listen backlog.
+        SynRetransmits = "SynRetransmits",
+        /// The load pods held more than 80 % of their ephemeral port range.
+        EphemeralPortsLow = "EphemeralPortsLow",
+        /// Connections were reset rather than closed.
+        Resets = "Resets",
     }
 }
 

@@ -126,6 +126,7 @@ fn load(
         seed: None,
         backend: None,
         rx_timestamps: None,
+        tcp: None,
     }
 }
 

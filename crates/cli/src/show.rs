@@ -275,6 +275,9 @@ pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
             s.best_cell.as_deref().unwrap_or(NONE)
         ));
     }
+    if let Some(note) = &s.best_left_out {
+        lines.push(format!("left out: {note}"));
+    }
     lines.push(format!("failed: {} of {measured} measurements", s.failed));
     lines.push(format!("suspect (with validity warnings): {}", s.suspect));
     lines.push(format!(

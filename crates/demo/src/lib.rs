@@ -8,6 +8,7 @@
 //! per `X-Benchrun-Cell` header value). See `docs/demo-target.md`.
 
 pub mod compute;
+pub mod listen;
 pub mod query;
 pub mod server;
 pub mod stats;

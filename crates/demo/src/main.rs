@@ -21,6 +21,13 @@ struct Args {
     /// Another demo target that `/upstream/docs/{id}` reads its documents from.
     #[arg(long, env = "UPSTREAM", value_name = "HOST:PORT")]
     upstream: Option<Upstream>,
+    /// Listen backlog: connections the kernel queues until they are accepted (capped by
+    /// net.core.somaxconn). A small one with --accept-delay-ms makes the kernel drop SYNs.
+    #[arg(long, env = "BACKLOG", default_value_t = benchrun_demo::listen::DEFAULT_BACKLOG)]
+    backlog: u32,
+    /// Pause after accepting each connection, in milliseconds: a slow accept loop.
+    #[arg(long, env = "ACCEPT_DELAY_MS", default_value_t = 0)]
+    accept_delay_ms: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,9 +41,9 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("failed to start the tokio runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((args.listen, args.port))
-            .await
-            .with_context(|| format!("failed to listen on {}:{}", args.listen, args.port))?;
+        let addr = std::net::SocketAddr::new(args.listen, args.port);
+        let listener = benchrun_demo::listen::listen(addr, args.backlog)
+            .with_context(|| format!("failed to listen on {addr}"))?;
         let mut term = signal(SignalKind::terminate()).context("failed to handle SIGTERM")?;
         let shutdown = async move {
             tokio::select! {
@@ -50,12 +57,15 @@ fn main() -> anyhow::Result<()> {
             .as_ref()
             .map_or(String::new(), |u| format!(", upstream http://{u}"));
         println!(
-            "benchrun-demo {} listening on http://{} with {workers} worker threads{upstream}",
+            "benchrun-demo {} listening on http://{} (backlog {}, accept delay {} ms) with {workers} worker threads{upstream}",
             env!("CARGO_PKG_VERSION"),
-            listener.local_addr()?
+            listener.local_addr()?,
+            args.backlog,
+            args.accept_delay_ms
         );
         let options = ServeOptions {
             upstream: args.upstream,
+            accept_delay: std::time::Duration::from_millis(args.accept_delay_ms),
             ..ServeOptions::default()
         };
         benchrun_demo::serve(listener, shutdown, options)

@@ -54,15 +54,20 @@ pub struct ServeOptions {
     pub upstream_timeout: Duration,
     /// Bounds of the document store (default: [`Limits::default`]).
     pub store_limits: Limits,
+    /// A pause after each accepted connection (`--accept-delay-ms`; default none): a slow
+    /// accept loop, which with a small backlog ([`crate::listen::listen`]) makes the kernel drop
+    /// SYNs, as an overloaded server does.
+    pub accept_delay: Duration,
 }
 
 impl Default for ServeOptions {
-    /// No upstream, [`UPSTREAM_TIMEOUT`] and the default store limits.
+    /// No upstream, [`UPSTREAM_TIMEOUT`], the default store limits and no accept delay.
     fn default() -> Self {
         ServeOptions {
             upstream: None,
             upstream_timeout: UPSTREAM_TIMEOUT,
             store_limits: Limits::default(),
+            accept_delay: Duration::ZERO,
         }
     }
 }
@@ -183,6 +188,12 @@ pub async fn serve(
             // Clients resetting connections is normal under load; nothing to report.
             let _ = conn.await;
         });
+        if !options.accept_delay.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(options.accept_delay) => {}
+                () = &mut shutdown => break,
+            }
+        }
     }
     drop(listener);
     tokio::select! {

@@ -28,6 +28,7 @@ pub mod result;
 mod run;
 pub mod scenario;
 pub mod signal;
+pub mod tcp;
 pub mod template;
 mod timer;
 mod worker;
@@ -41,4 +42,5 @@ pub use result::{
 };
 pub use run::{cpu_time, run};
 pub use scenario::Scenario;
+pub use tcp::TcpStats;
 pub use template::ValueSpec;

@@ -90,6 +90,20 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
             ms(lag.max_us as f64)
         )?;
     }
+    if let Some(t) = &r.tcp {
+        writeln!(
+            w,
+            "TCP (this namespace):   {} opened, {} failed, {} SYN retransmits, {} retransmitted, {} reset while established, {} RST sent",
+            t.active_opens, t.attempt_fails, t.syn_retrans, t.retrans_segs, t.estab_resets, t.out_rsts
+        )?;
+        if let (Some(used), Some([first, last])) = (t.ports_in_use, t.port_range) {
+            writeln!(
+                w,
+                "Local ports:            {used} of {first}-{last} in use ({} in TIME_WAIT)",
+                t.time_wait.unwrap_or_default()
+            )?;
+        }
+    }
     writeln!(w)?;
     writeln!(w, "Connection Times (ms)")?;
     writeln!(w, "              min   mean[+/-sd] median     max")?;

@@ -33,7 +33,13 @@
 //!                   "connect": <base64> },
 //!   "scenarios": [ { "name", "method", "path", "weight", "requests", "successes",   // only
 //!                    "errors", "latency", "histogram": <base64> }, ... ],      // when > 1
-//!   "nodes": [ "node-a", ... ]         // absent when unknown; merged: every input's nodes
+//!   "nodes": [ "node-a", ... ],        // absent when unknown; merged: every input's nodes
+//!   "tcp": { "active_opens", "attempt_fails", "estab_resets", "out_rsts", "retrans_segs",
+//!            "in_errs", "syn_retrans", "timeouts", "listen_overflows", "listen_drops",
+//!            "abort_on_data", "abort_on_close", "abort_on_timeout",   // window increases
+//!            "ports_in_use", "time_wait", "port_range": [first, last] }
+//!                                      // absent without /proc; merged: counters summed,
+//!                                      // ports the largest, range the narrowest
 //! }
 //! ```
 //!
@@ -53,6 +59,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hist;
+use crate::tcp::TcpStats;
 
 /// The schema identifier written into every result.
 pub const SCHEMA: &str = "benchrun.dev/load-result/v1";
@@ -159,6 +166,12 @@ pub struct LoadResult {
     /// of generators before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_timestamps: Option<bool>,
+    /// What the kernel's TCP stack counted in the generator's network namespace over the
+    /// measured window (see [`crate::tcp`]). Absent where `/proc` could not be read, and in
+    /// results of generators before it existed. Merged: counters summed over the inputs
+    /// that have it, ports the largest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpStats>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -398,6 +411,13 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.seed = out.seed.or(r.seed);
         out.backend = merge_backends(out.backend.take(), r.backend.as_deref());
         out.rx_timestamps = merge_timestamps(out.rx_timestamps, r.rx_timestamps);
+        out.tcp = match (out.tcp.take(), &r.tcp) {
+            (Some(mut a), Some(b)) => {
+                a.add(b);
+                Some(a)
+            }
+            (a, b) => a.or_else(|| b.clone()),
+        };
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;

@@ -54,6 +54,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         seed: None,
         backend: None,
         rx_timestamps: None,
+        tcp: None,
     }
 }
 
@@ -208,4 +209,32 @@ fn merged_results_say_timestamps_only_when_every_part_had_them() {
     assert_eq!(m(None, Some(true)), None);
     let json = serde_json::to_string(&on(None)).unwrap();
     assert!(!json.contains("rx_timestamps"), "{json}");
+}
+
+#[test]
+fn merge_sums_the_tcp_counters_of_the_pods_that_read_them_and_older_results_parse() {
+    let tcp = |opens, syn, ports| crate::tcp::TcpStats {
+        active_opens: opens,
+        syn_retrans: syn,
+        ports_in_use: Some(ports),
+        port_range: Some([32768, 60999]),
+        ..Default::default()
+    };
+    let mut a = result_from(&[100], 1_000, 2_000, 1);
+    let mut b = a.clone();
+    let c = a.clone();
+    a.tcp = Some(tcp(100, 3, 2000));
+    b.tcp = Some(tcp(50, 1, 5000));
+    let merged = merge(&[a.clone(), b, c.clone()]).unwrap().tcp.unwrap();
+    assert_eq!((merged.active_opens, merged.syn_retrans), (150, 4));
+    assert_eq!(merged.ports_in_use, Some(5000));
+    assert_eq!(merge(&[c.clone(), c.clone()]).unwrap().tcp, None);
+    // A result written before `tcp` existed has no such key and reads as None.
+    let mut old = serde_json::to_value(&c).unwrap();
+    assert!(old.get("tcp").is_none(), "absent, not null");
+    old.as_object_mut().unwrap().remove("tcp");
+    let old: LoadResult = serde_json::from_value(old).unwrap();
+    assert_eq!(old.tcp, None);
+    let round: LoadResult = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+    assert_eq!(round.tcp, a.tcp);
 }

@@ -18,6 +18,7 @@ use crate::result::{
     SCHEMA,
 };
 use crate::scenario::{self, Scenario};
+use crate::tcp::{self, TcpStats};
 use crate::worker::{Phase, Request, Worker, WorkerSettings};
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
@@ -145,6 +146,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     }
     barrier.wait();
     let cpu0 = cpu_time();
+    let tcp0 = tcp::snapshot();
     let start = Instant::now();
     let epoch_ms = unix_ms();
     *start_cell.lock().expect("not poisoned") = Some((start, epoch_ms));
@@ -162,6 +164,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     }
     let elapsed = start.elapsed();
     let cpu1 = cpu_time();
+    let tcp1 = tcp::snapshot();
     let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
     let mut result = build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)?;
@@ -170,6 +173,10 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     result.seed = templated.then_some(seed);
     result.backend = Some(backend.name().into());
     result.rx_timestamps = Some(crate::backend::receive_timestamps());
+    result.tcp = match (&tcp0, &tcp1) {
+        (Some(a), Some(b)) => Some(TcpStats::window(a, b)),
+        _ => None,
+    };
     Ok(result)
 }
 
@@ -383,6 +390,7 @@ fn build_result(
         seed: None,
         backend: None,
         rx_timestamps: None,
+        tcp: None,
     })
 }
 

@@ -67,6 +67,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         seed: None,
         backend: None,
         rx_timestamps: None,
+        tcp: None,
     }
 }
 
