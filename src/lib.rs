@@ -22,6 +22,7 @@
 pub mod baseline;
 pub mod builders;
 pub mod capacity;
+pub mod comparisons;
 pub mod context;
 pub mod controller;
 pub mod error;

@@ -12,6 +12,8 @@
 
 #[path = "e2e/browser.rs"]
 mod browser;
+#[path = "e2e/comparisons.rs"]
+mod comparisons;
 #[path = "e2e/seeds.rs"]
 mod seeds;
 #[path = "e2e/support.rs"]
@@ -757,8 +759,9 @@ fn check_report_in_chromium(cluster: &Cluster, ns: &str, run: &str) -> anyhow::R
     Ok(())
 }
 
-/// A second run with `baseline` set to the first gets a verdict for every cell; the cell whose
-/// compute path was made heavier is `Worse` and the run `Regressed=True`.
+/// A second run with `baseline` set to the first gets a verdict for every measurement (3
+/// repeats a side); the cell whose compute path was made heavier is `Worse` with an interval
+/// below 1.0, its `Baseline` comparison `Slower`, and the run `Regressed=True`.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
@@ -771,6 +774,8 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
                 &format!("    - {{name: hello, path: /hello}}\n    - {{name: work, path: \"/compute?n={n}\"}}"),
             )
             .replace("duration: 20s", "duration: 10s")
+            // The unit of replication is the repeat: an interval needs at least 2 a side.
+            + "  repeats: 3\n"
     };
     let outcome = async {
         cluster.apply_run(&ns, &with_work("base", 2000, "")).await?;
@@ -779,7 +784,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             .await?;
         let base = base.status.unwrap_or_default();
         anyhow::ensure!(
-            base.results.len() == 2,
+            base.results.len() == 6,
             "{} baseline results",
             base.results.len()
         );
@@ -794,7 +799,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(
-            status.results.len() == 2,
+            status.results.len() == 6,
             "{} results",
             status.results.len()
         );
@@ -808,16 +813,29 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
                 .as_ref()
                 .context("a measurement without a baseline verdict")?;
             anyhow::ensure!(b.verdict != Verdict::Unmatched, "unmatched: {:?}", b.reason);
-            anyhow::ensure!(b.samples >= 5 && b.baseline_samples >= 5, "{b:?}");
+            anyhow::ensure!(
+                b.repeats == Some(r.repeat + 1) && b.baseline_repeats == Some(3),
+                "{b:?}"
+            );
         }
         let work = status
             .results
             .iter()
-            .find(|r| r.coordinates.scenario == "work")
-            .context("no work cell")?;
+            .find(|r| r.coordinates.scenario == "work" && r.repeat == 2)
+            .context("no last work measurement")?;
         let b = work.baseline.as_ref().context("no verdict")?;
         anyhow::ensure!(b.verdict == Verdict::Worse, "the heavier path is {b:?}");
         anyhow::ensure!(b.throughput_ratio.is_some_and(|x| x < 0.8), "{b:?}");
+        anyhow::ensure!(b.ratio_high.is_some_and(|x| x < 1.0), "{b:?}");
+        let c = status
+            .comparisons
+            .iter()
+            .find(|c| c.coordinates.scenario == "work")
+            .context("no Baseline comparison of the work cell")?;
+        anyhow::ensure!(
+            c.verdict == benchrun_api::ComparisonVerdict::Slower && c.reference == "base",
+            "{c:?}"
+        );
         let regressed = status
             .conditions
             .iter()
@@ -839,7 +857,9 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             "the report draws no baseline series"
         );
         anyhow::ensure!(
-            html.contains("<h2>Against the baseline</h2>") && html.contains("Worse"),
+            html.contains("<h2>Against the baseline</h2>")
+                && html.contains("Worse")
+                && html.contains("<h2>Comparisons</h2>"),
             "the report has no verdicts"
         );
         anyhow::ensure!(
@@ -1020,7 +1040,7 @@ async fn target_that_cannot_start_fails_with_a_clear_reason() {
         println!("finished after {:?}: {:?}", t0.elapsed(), status.phase);
         anyhow::ensure!(status.phase == Some(Phase::Failed));
         anyhow::ensure!(
-            status.results.len() == 2,
+            status.results.len() == 6,
             "{} results",
             status.results.len()
         );
@@ -1208,7 +1228,7 @@ async fn run_succeeds_in_a_namespace_enforcing_the_restricted_standard() {
                 .collect::<Vec<_>>()
         );
         anyhow::ensure!(
-            status.results.len() == 2,
+            status.results.len() == 6,
             "{} results",
             status.results.len()
         );

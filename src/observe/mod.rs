@@ -219,8 +219,8 @@ pub async fn observe(
     Ok(o)
 }
 
-/// The measured repeats of the baseline run's cell with these coordinates: their per-second
-/// throughputs (from their detail ConfigMaps) and p99s, or why they cannot be read.
+/// The measured repeats of the baseline run's cell with these coordinates (from its status),
+/// or why they cannot be read.
 async fn baseline(
     ctx: &Context,
     owner: &Owner,
@@ -246,21 +246,19 @@ async fn baseline(
     let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), &owner.namespace);
     let mut cell = crate::baseline::BaselineCell::default();
     for r in matched {
-        let name = names::detail_name(run, r.cell.max(0) as usize, r.repeat.max(0) as usize);
-        let load = match configmaps.get_opt(&name).await {
-            Ok(cm) => {
-                cm.and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok())
+        let mut r = r.clone();
+        if r.per_second_cv.is_none() {
+            // A run older than `perSecondCv`: its spread from the stored per-second figures,
+            // when they are still there (without them the spread is not compared).
+            let name = names::detail_name(run, r.cell.max(0) as usize, r.repeat.max(0) as usize);
+            if let Ok(Some(cm)) = configmaps.get_opt(&name).await {
+                r.per_second_cv = cm
+                    .data
+                    .and_then(|d| serde_json::from_str::<LoadResult>(d.get(DETAIL_KEY)?).ok())
+                    .and_then(|load| crate::comparisons::per_second_cv(&load));
             }
-            Err(e) => return Err(format!("ConfigMap {name} could not be read: {e}")),
-        };
-        let Some(load) = load else {
-            return Err(format!(
-                "the per-second figures of {run} (ConfigMap {name}) are gone"
-            ));
-        };
-        cell.samples
-            .extend(crate::baseline::per_second_throughput(&load));
-        cell.p99_ms.extend(r.latency_ms.as_ref().map(|l| l.p99));
+        }
+        cell.results.push(r);
     }
     Ok(cell)
 }

@@ -264,7 +264,9 @@ proptest! {
         all.push(results::failed_result(&run, c, repeat, "x".into()));
         results::apply_variance(&mut all, run.repeats);
         results::summarize(&run, &all);
-        results::result_conditions(&run, &all);
+        let comparisons = crate::comparisons::refresh(&run, &all, &[]);
+        crate::comparisons::headline(&comparisons);
+        results::result_conditions(&run, &all, &comparisons);
         detail_json(&load);
         scrape_ready_at(&load);
         metrics_retry_delay(retry);

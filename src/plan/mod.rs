@@ -1,7 +1,8 @@
 //! The run's state machine. Pure: from the validated run, its status, what was observed and
 //! `now`, decide the actions, the next status and when to look again.
 //!
-//! One measurement (cell × repeat) at a time, in matrix order, each through the stages
+//! One measurement (cell × repeat) at a time, in the run's order (matrix order, or interleaved
+//! rounds with `spec.repeatOrder: Interleaved`), each through the stages
 //! Deploying → Loading, its result appended to `status.results` exactly once (stage
 //! Collecting is only continued for runs that an older operator left in it).
 //! Everything needed to resume lives in `status.current` and in the children (the Job's
@@ -233,9 +234,8 @@ fn following(
     cell: usize,
     repeat: usize,
 ) -> Option<(usize, usize)> {
-    run.cells
-        .iter()
-        .flat_map(|c| (0..run.repeats).map(move |r| (c.index, r)))
+    run.order()
+        .into_iter()
         .skip_while(|&m| m != (cell, repeat))
         .skip(1)
         .find(|&(c, r)| !has_result(results, c, r))
@@ -260,11 +260,11 @@ pub fn chained_start(
         .then(|| begun + len.as_millis() as i64 + CHAIN_GAP.as_millis() as i64)
 }
 
+/// The first measurement in the run's order ([`ValidatedRun::order`]) without a result.
 fn next_pending(run: &ValidatedRun, results: &[CellResult]) -> Option<(usize, usize)> {
-    run.cells.iter().find_map(|cell| {
-        (0..run.repeats)
-            .find_map(|r| (!has_result(results, cell.index, r)).then_some((cell.index, r)))
-    })
+    run.order()
+        .into_iter()
+        .find(|&(c, r)| !has_result(results, c, r))
 }
 
 fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {

@@ -17,6 +17,7 @@ use super::{
 };
 use crate::baseline;
 use crate::capacity;
+use crate::comparisons;
 use crate::kills::{self, RestartBaseline};
 use crate::names;
 use crate::observed::{Collection, JobObserved};
@@ -74,10 +75,13 @@ impl Planner<'_> {
 
     /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
     fn accept(&mut self) {
-        let message = match self.run.short_window_warning() {
+        let mut message = match self.run.short_window_warning() {
             Some(w) => format!("the spec is valid; warning: {w}"),
             None => "the spec is valid".into(),
         };
+        if let Some(order) = self.run.order_note() {
+            message += &format!("; {order}");
+        }
         self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }
 
@@ -467,11 +471,7 @@ impl Planner<'_> {
         result
             .warnings
             .extend(self.overlap_warning(cell, repeat, load));
-        result.baseline = self
-            .run
-            .baseline
-            .as_ref()
-            .map(|plan| baseline::judge(plan, self.obs.baseline.as_ref(), load, &result));
+        self.judge_baseline(&mut result);
         let at = Timestamp::from_millisecond(scrape_ready_at(load)).unwrap_or(Timestamp::MAX);
         // Memory "before the load" is read at the last sample before it began: the agreed
         // start when there was one (a Job made ahead was created during the previous window).
@@ -550,11 +550,7 @@ impl Planner<'_> {
             &pods,
             Some(detail),
         );
-        result.baseline = self
-            .run
-            .baseline
-            .as_ref()
-            .map(|plan| baseline::judge(plan, self.obs.baseline.as_ref(), &load, &result));
+        self.judge_baseline(&mut result);
         match collection {
             Collection::Answered(Ok(_)) => {}
             Collection::Answered(Err(e)) => self.metrics_lost(&mut result, e),
@@ -619,6 +615,31 @@ impl Planner<'_> {
         }
     }
 
+    /// The measurement's `baseline` verdict (with `spec.baseline`): its cell's measured repeats
+    /// so far, this one included, against the baseline cell's; the cell's `Baseline`
+    /// comparison is updated with it.
+    fn judge_baseline(&mut self, result: &mut CellResult) {
+        let run = self.run;
+        let Some(plan) = &run.baseline else {
+            return;
+        };
+        let (b, c) = {
+            let mut cell: Vec<&CellResult> = self
+                .status
+                .results
+                .iter()
+                .filter(|r| r.cell == result.cell && r.repeat != result.repeat)
+                .filter(|r| r.outcome == Outcome::Measured)
+                .collect();
+            cell.push(&*result);
+            baseline::judge(plan, self.obs.baseline.as_ref(), run, &cell)
+        };
+        result.baseline = Some(b);
+        if let Some(c) = c {
+            comparisons::upsert_baseline(&mut self.status.comparisons, c);
+        }
+    }
+
     /// Appends results (never twice for a measurement), updates the derived fields and moves on.
     pub(super) fn record(&mut self, new: Vec<CellResult>) {
         let mut finished_jobs = Vec::new();
@@ -650,12 +671,22 @@ impl Planner<'_> {
     pub(super) fn refresh(&mut self) {
         self.status.results.sort_by_key(|r| (r.cell, r.repeat));
         results::apply_variance(&mut self.status.results, self.run.repeats);
-        self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        self.status.comparisons =
+            comparisons::refresh(self.run, &self.status.results, &self.status.comparisons);
+        self.status.summary = Some(self.summary());
         self.status.capacity = capacity::capacity(self.run, &self.status.results);
         for (type_, ok, reason, message) in
-            results::result_conditions(self.run, &self.status.results)
+            results::result_conditions(self.run, &self.status.results, &self.status.comparisons)
         {
             self.condition(type_, ok, reason, message);
+        }
+    }
+
+    /// The summary with the headline comparison.
+    fn summary(&self) -> benchrun_api::Summary {
+        benchrun_api::Summary {
+            headline: comparisons::headline(&self.status.comparisons),
+            ..results::summarize(self.run, &self.status.results)
         }
     }
 
@@ -703,7 +734,7 @@ impl Planner<'_> {
         self.status.phase = Some(if ok { Phase::Succeeded } else { Phase::Failed });
         self.status.current = None;
         self.status.completion_time = Some(Time(self.now));
-        self.status.summary = Some(results::summarize(self.run, &self.status.results));
+        self.status.summary = Some(self.summary());
         self.status.capacity = capacity::capacity(self.run, &self.status.results);
         self.progress();
         let total = self.status.results.len();

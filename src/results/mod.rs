@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::{
-    Cell, CellResult, ConditionType, ConnectTimes, Coordinates, ErrorCounts, Latency,
-    LatencyPercentile, Outcome, Reason, SloSummary, SloVerdict, Summary, TargetUsage, ValidatedRun,
-    Verdict, Warning, WarningCode,
+    Cell, CellResult, Comparison, ComparisonKind, ComparisonVerdict, ConditionType, ConnectTimes,
+    Coordinates, ErrorCounts, Latency, LatencyPercentile, Outcome, Reason, SloSummary, SloVerdict,
+    Summary, TargetUsage, ValidatedRun, Verdict, Warning, WarningCode,
 };
 use benchrun_load::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -151,6 +151,7 @@ pub fn measured_result(
         baseline: None,
         metrics_pending: None,
         metrics_due: None,
+        per_second_cv: crate::comparisons::per_second_cv(load),
     };
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
@@ -379,19 +380,39 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
             (_, _, 0) => Some(SloSummary::Met),
             (_, _, n) => Some(SloSummary::Violated(n as u32)),
         },
+        headline: None,
     }
 }
 
-/// `Regressed`: `True` when some measurement is `Worse` than its baseline cell, naming the
-/// worst; `False` with the tally of verdicts otherwise.
+/// `Regressed` from the cells' `Baseline` comparisons: `True` (reason `Worse`) when some cell
+/// is `Slower` than its baseline cell beyond the tolerance, naming the worst; `False` otherwise,
+/// reason `Inconclusive` while some comparison cannot tell, else `NoneWorse`; with the tally of
+/// verdicts (and of cells whose baseline could not be read).
 fn regressed(
-    run: &ValidatedRun,
     baseline: &str,
     measured: &[&CellResult],
+    comparisons: &[Comparison],
 ) -> (ConditionType, bool, Reason, String) {
+    let against: Vec<&Comparison> = comparisons
+        .iter()
+        .filter(|c| c.against == ComparisonKind::Baseline)
+        .collect();
     let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
-    for b in measured.iter().filter_map(|r| r.baseline.as_ref()) {
-        *tally.entry(b.verdict.as_str()).or_default() += 1;
+    for c in &against {
+        *tally.entry(c.verdict.as_str()).or_default() += 1;
+    }
+    let mut unmatched: Vec<i32> = measured
+        .iter()
+        .filter(|r| {
+            r.baseline
+                .as_ref()
+                .is_some_and(|b| b.verdict == Verdict::Unmatched)
+        })
+        .map(|r| r.cell)
+        .collect();
+    unmatched.dedup();
+    if !unmatched.is_empty() {
+        tally.insert(Verdict::Unmatched.as_str(), unmatched.len());
     }
     let counts: Vec<String> = tally.iter().map(|(v, k)| format!("{v} ×{k}")).collect();
     let counts = if counts.is_empty() {
@@ -399,46 +420,89 @@ fn regressed(
     } else {
         counts.join(", ")
     };
-    let mut worse: Vec<&&CellResult> = measured
+    let mut worse: Vec<&&Comparison> = against
         .iter()
-        .filter(|r| {
-            r.baseline
-                .as_ref()
-                .is_some_and(|b| b.verdict == Verdict::Worse)
-        })
+        .filter(|c| c.verdict == ComparisonVerdict::Slower)
         .collect();
-    worse.sort_by(|a, b| {
-        let ratio = |r: &CellResult| r.baseline.as_ref().and_then(|b| b.throughput_ratio);
-        ratio(a).unwrap_or(1.0).total_cmp(&ratio(b).unwrap_or(1.0))
-    });
-    let named: Vec<String> = worse
-        .iter()
-        .map(|r| {
-            let b = r.baseline.as_ref();
-            format!(
-                "{} r{}: {:.2}x the throughput (p={})",
-                describe(run, &r.coordinates),
-                r.repeat,
-                b.and_then(|b| b.throughput_ratio).unwrap_or(f64::NAN),
-                b.and_then(|b| b.p_value).unwrap_or(f64::NAN)
-            )
-        })
-        .collect();
-    if named.is_empty() {
-        (
-            ConditionType::Regressed,
-            false,
-            Reason::NoneWorse,
-            format!("against {baseline}: {counts}"),
-        )
-    } else {
+    worse.sort_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)));
+    let named: Vec<String> = worse.iter().map(|c| describe_comparison(c)).collect();
+    let inconclusive = tally.contains_key(ComparisonVerdict::Inconclusive.as_str());
+    if !named.is_empty() {
         (
             ConditionType::Regressed,
             true,
             Reason::Worse,
             format!("against {baseline}: {counts}; worst: {}", first(&named, 3)),
         )
+    } else if inconclusive {
+        let need = against
+            .iter()
+            .filter(|c| c.verdict == ComparisonVerdict::Inconclusive)
+            .filter_map(|c| c.power.as_ref().map(|p| p.repeats_needed))
+            .max();
+        let more = need.map_or(String::new(), |n| {
+            format!("; about {n} repeats a side would tell a change of the tolerance")
+        });
+        (
+            ConditionType::Regressed,
+            false,
+            Reason::Inconclusive,
+            format!("against {baseline}: {counts}{more}"),
+        )
+    } else {
+        (
+            ConditionType::Regressed,
+            false,
+            Reason::NoneWorse,
+            format!("against {baseline}: {counts}"),
+        )
     }
+}
+
+/// One comparison in a line: `express/hello cpu=1 c=100: throughput 0.80× [0.75–0.85],
+/// p99 1.30× [1.10–1.52], spread grew, errors 2.0% vs 0.0% (3 vs 3 repeats)`.
+pub fn describe_comparison(c: &Comparison) -> String {
+    let k = &c.coordinates;
+    let mut s = format!("{}/{} c={}", k.target, k.scenario, k.connections);
+    if let Some(rate) = k.rate {
+        s += &format!(" rate={rate}");
+    }
+    s += ":";
+    match (&c.throughput, c.ratio) {
+        (Some(t), _) => s += &format!(" throughput {}", benchrun_api::compare::format_ratio(t)),
+        (None, Some(r)) => s += &format!(" throughput {r:.2}× (no interval)"),
+        _ => {}
+    }
+    if let Some(p) = c
+        .p99
+        .as_ref()
+        .filter(|p| p.verdict == ComparisonVerdict::Slower)
+    {
+        s += &format!(", p99 {}", benchrun_api::compare::format_ratio(p));
+    }
+    if let Some(sp) = c.spread.as_ref().filter(|s| s.increased) {
+        s += &format!(
+            ", per-second CV {:.1}% vs {:.1}%",
+            sp.candidate_cv * 100.0,
+            sp.reference_cv * 100.0
+        );
+    }
+    if let Some(e) = c
+        .errors
+        .as_ref()
+        .filter(|e| e.verdict == ComparisonVerdict::Slower)
+    {
+        s += &format!(
+            ", errors {} vs {} (p={})",
+            crate::num::format_rate(e.candidate_rate),
+            crate::num::format_rate(e.reference_rate),
+            e.p_value
+        );
+    }
+    s + &format!(
+        " ({} vs {} repeats)",
+        c.candidate_repeats, c.reference_repeats
+    )
 }
 
 /// The result conditions as (type, status, reason, message): `SLOsMet` (only when the run has
@@ -447,6 +511,7 @@ fn regressed(
 pub fn result_conditions(
     run: &ValidatedRun,
     results: &[CellResult],
+    comparisons: &[Comparison],
 ) -> Vec<(ConditionType, bool, Reason, String)> {
     let measured: Vec<&CellResult> = results
         .iter()
@@ -491,7 +556,7 @@ pub fn result_conditions(
         });
     }
     if let Some(plan) = &run.baseline {
-        out.push(regressed(run, &plan.run, &measured));
+        out.push(regressed(&plan.run, &measured, comparisons));
     }
     // By the code's word, so they are listed alphabetically.
     let mut codes: BTreeMap<&str, usize> = BTreeMap::new();

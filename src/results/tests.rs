@@ -37,7 +37,15 @@ fn conditions(
     run: &ValidatedRun,
     results: &[CellResult],
 ) -> Vec<(&'static str, bool, String, String)> {
-    result_conditions(run, results)
+    conditions_with(run, results, &[])
+}
+
+fn conditions_with(
+    run: &ValidatedRun,
+    results: &[CellResult],
+    comparisons: &[benchrun_api::Comparison],
+) -> Vec<(&'static str, bool, String, String)> {
+    result_conditions(run, results, comparisons)
         .into_iter()
         .map(|(t, ok, reason, message)| (t.as_str(), ok, reason.to_string(), message))
         .collect()
@@ -570,26 +578,52 @@ fn efficiency_needs_cpu_figures() {
     assert_eq!(requests_per_core(333.0, 0.3), Some(1110.0));
 }
 
-#[test]
-fn a_worse_measurement_sets_regressed_and_names_the_worst() {
-    let run = run_yaml("baseline: {run: last-week}");
-    let judged = |repeat: i32, verdict: Verdict, ratio: f64| {
-        let mut r = measured();
-        r.repeat = repeat;
-        r.baseline = Some(benchrun_api::BaselineComparison {
+/// A `Baseline` comparison of the cell at `connections` with the given verdict and ratio.
+fn baseline_comparison(
+    connections: i32,
+    verdict: benchrun_api::ComparisonVerdict,
+    ratio: f64,
+) -> benchrun_api::Comparison {
+    let mut coordinates = measured().coordinates;
+    coordinates.connections = connections;
+    benchrun_api::Comparison {
+        against: benchrun_api::ComparisonKind::Baseline,
+        candidate: "express".into(),
+        reference: "last-week".into(),
+        coordinates,
+        candidate_repeats: 3,
+        reference_repeats: 3,
+        tolerance: 0.05,
+        verdict,
+        ratio: Some(ratio),
+        throughput: Some(benchrun_api::compare::RatioEstimate {
+            ratio,
+            low: ratio - 0.05,
+            high: ratio + 0.05,
             verdict,
-            throughput_ratio: Some(ratio),
-            p_value: Some(0.0001),
-            ..Default::default()
-        });
-        r
-    };
-    let all = [
-        judged(0, Verdict::Same, 0.99),
-        judged(1, Verdict::Worse, 0.8),
-        judged(2, Verdict::Worse, 0.6),
+        }),
+        p99: None,
+        spread: None,
+        errors: None,
+        power: Some(benchrun_api::compare::PowerEstimate {
+            power: 0.4,
+            repeats_needed: 7,
+        }),
+        reason: None,
+    }
+}
+
+#[test]
+fn a_slower_cell_sets_regressed_and_names_the_worst() {
+    use benchrun_api::ComparisonVerdict::*;
+    let run = run_yaml("baseline: {run: last-week}");
+    let all = [measured()];
+    let comps = [
+        baseline_comparison(10, Equivalent, 0.99),
+        baseline_comparison(50, Slower, 0.8),
+        baseline_comparison(100, Slower, 0.6),
     ];
-    let conds = conditions(&run, &all);
+    let conds = conditions_with(&run, &all, &comps);
     let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
     assert_eq!(
         regressed,
@@ -597,18 +631,38 @@ fn a_worse_measurement_sets_regressed_and_names_the_worst() {
             "Regressed",
             true,
             "Worse".to_string(),
-            "against last-week: Same ×1, Worse ×2; worst: express/hello cpu=1 c=100 r2: 0.60x the throughput (p=0.0001); express/hello cpu=1 c=100 r1: 0.80x the throughput (p=0.0001)".to_string()
+            "against last-week: Equivalent ×1, Slower ×2; worst: express/hello c=100: throughput 0.60× [0.55–0.65] (3 vs 3 repeats); express/hello c=50: throughput 0.80× [0.75–0.85] (3 vs 3 repeats)".to_string()
         )
     );
-    let conds = conditions(&run, &all[..1]);
+    let conds = conditions_with(&run, &all, &comps[..1]);
     let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
     assert_eq!(
-        (regressed.1, regressed.3.as_str()),
-        (false, "against last-week: Same ×1")
+        (regressed.1, regressed.2.as_str(), regressed.3.as_str()),
+        (false, "NoneWorse", "against last-week: Equivalent ×1")
     );
-    assert!(!conditions(&run_yaml(""), &all)
+    assert!(!conditions_with(&run_yaml(""), &all, &comps)
         .iter()
         .any(|c| c.0 == "Regressed"));
+}
+
+#[test]
+fn an_inconclusive_cell_is_not_a_regression_but_has_its_own_reason() {
+    use benchrun_api::ComparisonVerdict::*;
+    let run = run_yaml("baseline: {run: last-week}");
+    let comps = [
+        baseline_comparison(10, Equivalent, 0.99),
+        baseline_comparison(50, Inconclusive, 0.93),
+    ];
+    let conds = conditions_with(&run, &[measured()], &comps);
+    let regressed = conds.iter().find(|c| c.0 == "Regressed").unwrap();
+    assert_eq!(
+        (regressed.1, regressed.2.as_str(), regressed.3.as_str()),
+        (
+            false,
+            "Inconclusive",
+            "against last-week: Equivalent ×1, Inconclusive ×1; about 7 repeats a side would tell a change of the tolerance"
+        )
+    );
 }
 
 #[test]
@@ -655,7 +709,8 @@ fn the_latency_table_has_abs_percentages_from_the_merged_histogram() {
 
 /// The largest run the CRD admits ([`benchrun_api::MAX_MEASUREMENTS`] measurements), every
 /// result carrying every figure at its largest (the ab table, 4 backing services, the
-/// per-pod list at its cap, five long warnings, 10 extra queries, the summary):
+/// per-pod list at its cap, five long warnings, 10 extra queries, a baseline verdict, the
+/// summary) and the comparisons at their cap ([`benchrun_api::status::MAX_COMPARISONS`]):
 /// its status must stay far below the apiserver's 1.5 MiB object limit (etcd's default
 /// request limit), with room for the spec and metadata. Prints the size measured.
 #[test]
@@ -709,15 +764,50 @@ fn the_status_of_the_largest_run_stays_far_below_the_object_limit() {
         .collect();
     r.target_ready_seconds = Some(123.456);
     r.target_image_bytes = Some(1 << 30);
+    r.per_second_cv = Some(0.1234);
+    r.baseline = Some(benchrun_api::BaselineComparison {
+        verdict: Verdict::Inconclusive,
+        throughput_ratio: Some(0.1234),
+        p99_ratio: Some(1.2345),
+        p_value: Some(0.000123),
+        ratio_low: Some(0.1234),
+        ratio_high: Some(0.1234),
+        baseline_repeats: Some(10),
+        repeats: Some(10),
+        // A reason only when there is no interval.
+        reason: None,
+        ..Default::default()
+    });
     let mut results = Vec::new();
     for i in 0..benchrun_api::MAX_MEASUREMENTS {
         let mut x = r.clone();
         (x.cell, x.repeat) = ((i / 10) as i32, (i % 10) as i32);
         results.push(x);
     }
+    // The comparisons at their cap, every figure present and long.
+    let mut c = baseline_comparison(100, benchrun_api::ComparisonVerdict::Inconclusive, 0.1234);
+    c.coordinates = r.coordinates.clone();
+    c.candidate = c.coordinates.target.clone();
+    c.reference = "r".repeat(63);
+    c.p99 = c.throughput.clone();
+    c.spread = Some(benchrun_api::compare::SpreadEstimate {
+        candidate_cv: 0.1234,
+        reference_cv: 0.1234,
+        ratio: c.throughput.clone().unwrap(),
+        increased: false,
+    });
+    c.errors = Some(benchrun_api::compare::ErrorRateEstimate {
+        candidate_rate: 0.123456,
+        reference_rate: 0.123456,
+        p_value: 0.000123,
+        verdict: benchrun_api::ComparisonVerdict::Inconclusive,
+    });
+    c.reason = Some("x".repeat(150));
+    let comparisons = vec![c; benchrun_api::status::MAX_COMPARISONS];
     let status = benchrun_api::BenchmarkRunStatus {
         summary: Some(summarize(&run, &results)),
         results,
+        comparisons,
         ..Default::default()
     };
     let part = |v: serde_json::Value| serde_json::to_vec(&v).unwrap().len();
@@ -730,11 +820,17 @@ fn the_status_of_the_largest_run_stays_far_below_the_object_limit() {
         part(serde_json::to_value(&r.latency_ms).unwrap()),
         part(serde_json::to_value(&r.extra).unwrap()),
     );
+    println!(
+        "comparisons: {} B",
+        part(serde_json::to_value(&status.comparisons).unwrap())
+    );
     let bytes = serde_json::to_vec(&status).unwrap().len();
     println!(
         "status of {} measurements: {bytes} bytes ({} per measurement)",
         benchrun_api::MAX_MEASUREMENTS,
         bytes / benchrun_api::MAX_MEASUREMENTS
     );
-    assert!(bytes < 1024 * 1024, "{bytes} bytes");
+    // 1.2 MiB: 300 KiB below the apiserver's limit for the spec (at most about 100 KiB with
+    // every list at its cap) and the metadata.
+    assert!(bytes < 1200 * 1024, "{bytes} bytes");
 }

@@ -4,7 +4,9 @@
 //! Pure: no client, no I/O. Used by the operator, the report CLI and the tests.
 
 pub mod apidoc;
+pub mod compare;
 pub mod matrix;
+pub mod order;
 
 pub mod resources;
 pub mod services;
@@ -20,8 +22,8 @@ pub use spec::*;
 pub use status::*;
 pub use validate::{request, validate, FieldError, ServicePlan, ValidatedRun};
 pub use vocab::{
-    ConditionType, Outcome, Phase, Reason, SloSummary, SloVerdict, Stage, Verdict, Warning,
-    WarningCode, DETAIL_KEY,
+    ComparisonKind, ComparisonVerdict, ConditionType, Outcome, Phase, Reason, SloSummary,
+    SloVerdict, Stage, Verdict, Warning, WarningCode, DETAIL_KEY,
 };
 
 /// The CustomResourceDefinition as YAML, exactly as committed in `crds/benchmarkrun.yaml`.

@@ -47,6 +47,7 @@ pub const MAX_RATE: i64 = 10_000_000;
     printcolumn = r#"{"name":"Progress","type":"string","jsonPath":".status.progress"}"#,
     printcolumn = r#"{"name":"Best RPS","type":"integer","jsonPath":".status.summary.bestThroughput"}"#,
     printcolumn = r#"{"name":"P99","type":"string","jsonPath":".status.summary.bestP99"}"#,
+    printcolumn = r#"{"name":"Compared","type":"string","jsonPath":".status.summary.headline"}"#,
     printcolumn = r#"{"name":"SLO","type":"string","priority":1,"jsonPath":".status.summary.slo"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#,
     validation = Rule::new("!has(oldSelf.status) || !has(oldSelf.status.phase) || oldSelf.status.phase == 'Pending' || oldSelf.status.phase == 'Queued' || self.spec == oldSelf.spec").message("spec is immutable once the run has started (a run is a record): create a new BenchmarkRun instead"),
@@ -108,6 +109,29 @@ pub struct BenchmarkRunSpec {
     #[serde(default = "default_one")]
     #[schemars(range(min = 1, max = 10))]
     pub repeats: i32,
+
+    /// The order of the measurements: `Sequential` (default) measures each cell's repeats back
+    /// to back, each target configuration deployed once; `Interleaved` measures in rounds, one
+    /// repeat of every cell per round, the target configurations in a seeded random order each
+    /// round, so drift over the run (a warming node, a noisy neighbour) falls on every target
+    /// alike. It redeploys each configuration once per round: the Accepted condition says how
+    /// many deployments that makes before the first measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self in ['Sequential', 'Interleaved']").message("repeatOrder must be Sequential or Interleaved"))]
+    pub repeat_order: Option<String>,
+
+    /// The relative change that matters when this run's targets (or scenarios) are compared
+    /// with each other in `status.comparisons` (default: `baseline.tolerance`, else `"5%"`):
+    /// a change whose 95 % interval lies beyond it is `Faster` or `Slower`, one whose 90 %
+    /// interval lies within it `Equivalent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.matches('^[0-9]+(\\\\.[0-9]+)?%$') && double(self.replace('%', '')) < 100.0").message("tolerance must be a percentage below 100% such as \"5%\""))]
+    pub tolerance: Option<String>,
+
+    /// Seed of the `Interleaved` shuffle (default 1): the same seed gives the same order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub repeat_seed: Option<i64>,
 
     /// Service-level objectives evaluated per cell; a violation sets `SLOsMet=False`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,6 +10,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::compare::{ErrorRateEstimate, PowerEstimate, RatioEstimate, SpreadEstimate};
+use crate::vocab::{ComparisonKind, ComparisonVerdict};
 use crate::vocab::{Outcome, Phase, SloSummary, SloVerdict, Stage, Verdict, Warning};
 
 /// Observed state of a BenchmarkRun.
@@ -52,6 +54,13 @@ pub struct BenchmarkRunStatus {
     /// met the SLOs (open model). Recomputed as measurements finish.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<Capacity>,
+    /// Each target against the first target measured at the same other coordinates (with a
+    /// single target: each scenario against the first scenario), and with `spec.baseline` each
+    /// cell against its baseline cell: the throughput and p99 ratios with 95 % intervals over
+    /// the repeats, the spread and the error rates, and a verdict. Recomputed as measurements
+    /// finish; at most 64 entries (see `docs/metrics.md`, Comparisons).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<Comparison>,
 }
 
 /// Where the run is in its current measurement.
@@ -494,6 +503,11 @@ pub struct CellResult {
     /// EphemeralPortsLow, Resets).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// Coefficient of variation of the throughput of the whole seconds inside the measured
+    /// window (standard deviation over mean): how steady the target was within the window.
+    /// Comparisons compare it across repeats (`comparisons[].spread`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_second_cv: Option<f64>,
     /// Values of `prometheus.extraQueries`, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, f64>,
@@ -579,6 +593,12 @@ pub struct Summary {
     /// `Met`, `Violated (n)` or absent without SLOs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloSummary>,
+    /// The headline comparison: the first of `comparisons` between targets (or scenarios), else
+    /// the baseline comparison with the lowest throughput ratio, as `candidate/reference`, the
+    /// throughput ratio and its 95 % interval and the verdict, e.g.
+    /// `spring/express 1.21× [1.12–1.30] Faster`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<String>,
 }
 
 /// How far one target configuration scales as its load grows.
@@ -666,30 +686,105 @@ impl UslFit {
     }
 }
 
-/// A measurement compared with its baseline cell: the per-second throughputs of the whole
-/// seconds inside each window (all measured repeats of the baseline cell together), compared
-/// with the Mann-Whitney U test.
+/// A measurement compared with its baseline cell: the throughputs of this cell's measured
+/// repeats so far against those of the baseline cell's repeats, one value per window (see
+/// `comparisons[]` for the whole comparison).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BaselineComparison {
-    /// `Better`, `Same`, `Worse` or `Unmatched`.
+    /// `Better`, `Same`, `Worse`, `Inconclusive` or `Unmatched`.
     pub verdict: Verdict,
-    /// Median per-second throughput of this measurement over the baseline's (0.9 = 10 % less).
+    /// Throughput of this cell over the baseline cell's: the ratio of the geometric means of
+    /// their repeats (0.9 = 10 % less). Earlier operators: of the median per-second throughputs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_ratio: Option<f64>,
     /// p99 latency of this measurement over the mean p99 of the baseline's repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ratio: Option<f64>,
-    /// Two-sided p-value of the Mann-Whitney U test (small: the difference is no accident).
+    /// Two-sided p-value that the throughputs do not differ: Welch's t test on the logs of the
+    /// per-repeat throughputs (earlier operators: the Mann-Whitney U test on per-second
+    /// samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
-    /// Per-second samples of the baseline cell (all its measured repeats).
+    /// Per-second samples of the baseline cell; written by operators before issue 33 only
+    /// (now 0: the unit of replication is the repeat, see `baselineRepeats`).
     #[serde(default)]
     pub baseline_samples: i32,
-    /// Per-second samples of this measurement.
+    /// Per-second samples of this measurement; written by earlier operators only (now 0).
     #[serde(default)]
     pub samples: i32,
+    /// Lower end of the 95 % interval of the throughput ratio over the repeats (this cell's
+    /// measured repeats so far against the baseline cell's); absent with fewer than 2 a side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio_low: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio_high: Option<f64>,
+    /// Measured repeats of the baseline cell the verdict rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_repeats: Option<i32>,
+    /// Measured repeats of this cell (this one and the earlier ones) the verdict rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<i32>,
     /// Why there is no comparison (`Unmatched`), or why it rests on few samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
+
+// --- comparisons (issue 33) ---------------------------------------------------------------
+
+/// Most entries of `status.comparisons`: the status stays far below the apiserver's object
+/// limit however large the matrix (each entry is about 700 bytes).
+pub const MAX_COMPARISONS: usize = 64;
+
+/// One comparison of two cells over their repeats (see `docs/metrics.md`, Comparisons).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    /// `Target` (two targets of this run), `Scenario` (two scenarios of a one-target run) or
+    /// `Baseline` (a cell against the cell of `spec.baseline` with the same coordinates).
+    pub against: ComparisonKind,
+    /// The candidate: a target name (`Target`, `Baseline`) or a scenario name (`Scenario`).
+    pub candidate: String,
+    /// The reference: the first target or scenario, or for `Baseline` the baseline run's name.
+    pub reference: String,
+    /// The candidate cell's coordinates; the reference cell's differ only in the target
+    /// (`Target`) or the scenario (`Scenario`), or are the same (`Baseline`).
+    pub coordinates: Coordinates,
+    /// Measured repeats of the candidate the figures rest on.
+    pub candidate_repeats: i32,
+    /// Measured repeats of the reference.
+    pub reference_repeats: i32,
+    /// The relative change that matters (0.05 = 5 %): `spec.baseline.tolerance`, else 5 %.
+    pub tolerance: f64,
+    /// `Slower` when throughput, p99, errors or spread is worse beyond its tolerance, `Faster`
+    /// when some is better and none worse, `Equivalent` when the throughput is equivalent and
+    /// nothing better or worse, `Inconclusive` otherwise.
+    pub verdict: ComparisonVerdict,
+    /// Candidate over reference throughput as the plain ratio of their mean throughputs, also
+    /// with a single repeat (where there is no interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// Throughput ratio with its 95 % interval over the repeats (higher is better); absent
+    /// with fewer than 2 repeats a side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<RatioEstimate>,
+    /// p99 latency ratio with its 95 % interval over the repeats (lower is better).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<RatioEstimate>,
+    /// The per-second coefficient of variation compared over the repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<SpreadEstimate>,
+    /// Error rates compared with Fisher's exact test (all repeats' requests together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorRateEstimate>,
+    /// The power to detect a throughput change of the tolerance at the spread observed, and
+    /// the repeats a side for 80 %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerEstimate>,
+    /// Why a figure is missing (too few repeats, a reference that failed), when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+// --- end comparisons ------------------------------------------------------------------------

@@ -171,12 +171,20 @@ impl Default for Outcome {
 vocabulary! {
     /// A measurement against its baseline cell (`status.results[].baseline.verdict`).
     Verdict, listed = true {
-        /// Faster beyond the tolerance, and the Mann-Whitney U test gives p < 0.01.
+        /// Faster beyond the tolerance: the 95 % interval of the throughput ratio over the
+        /// repeats (this cell's against the baseline cell's) lies wholly above `1 + tolerance`.
+        /// (Operators before issue 33 wrote it for a Mann-Whitney p < 0.01 on per-second
+        /// samples.)
         Better = "Better",
-        /// Within the tolerance, or a change the samples do not support.
+        /// Within the tolerance: the 90 % interval lies inside it (equivalence). (Written by
+        /// earlier operators also for a change the samples did not support.)
         Same = "Same",
-        /// Slower beyond the tolerance, and the test gives p < 0.01.
+        /// Slower beyond the tolerance: the 95 % interval of the throughput ratio over the
+        /// repeats lies wholly below `1/(1 + tolerance)`.
         Worse = "Worse",
+        /// The repeats cannot tell: the interval straddles a bound of the tolerance (more
+        /// repeats would).
+        Inconclusive = "Inconclusive",
         /// No measured cell of the baseline run has these coordinates, or its samples could not
         /// be read (the reason says which).
         Unmatched = "Unmatched",
@@ -189,6 +197,42 @@ impl Default for Verdict {
         Verdict::Unmatched
     }
 }
+
+// --- comparisons (issue 33) ---------------------------------------------------------------
+
+vocabulary! {
+    /// What the 95 % interval of a ratio says against the tolerance (`status.comparisons[]`):
+    /// see `docs/metrics.md`, Comparisons.
+    ComparisonVerdict, listed = true {
+        /// Better beyond the tolerance: the whole 95 % interval lies past `1 + tolerance` in
+        /// the better direction (more throughput, lower latency).
+        Faster = "Faster",
+        /// Worse beyond the tolerance: the whole 95 % interval lies past the tolerance in the
+        /// worse direction.
+        Slower = "Slower",
+        /// Within the tolerance: the 90 % interval lies wholly inside
+        /// `[1/(1 + tolerance), 1 + tolerance]` (two one-sided tests at 5 %).
+        Equivalent = "Equivalent",
+        /// The interval straddles a bound of the tolerance, or there are too few repeats for
+        /// one: more repeats (or less noise) are needed to tell.
+        Inconclusive = "Inconclusive",
+    }
+}
+
+vocabulary! {
+    /// What a comparison sets side by side (`status.comparisons[].against`).
+    ComparisonKind, listed = true {
+        /// Two targets at the same other coordinates of this run: each target against the
+        /// first target of `spec.targets` measured there.
+        Target = "Target",
+        /// Two scenarios of a run with one target: each scenario against the first scenario.
+        Scenario = "Scenario",
+        /// A cell against the cell of `spec.baseline` with the same coordinates.
+        Baseline = "Baseline",
+    }
+}
+
+// --- end comparisons ------------------------------------------------------------------------
 
 vocabulary! {
     /// Condition types of a run (`status.conditions[].type`).
@@ -214,9 +258,12 @@ vocabulary! {
         /// with the child and the apiserver's message. The cells that needed the child failed
         /// with it.
         ChildrenApplied = "ChildrenApplied",
-        /// Present when the spec names a `baseline`: `True` (reason `Worse`) when some
-        /// measurement is worse than its baseline cell, `False` otherwise. Argo CD and Flux can
-        /// turn `True` into a failed health check (see docs/experiments.md, GitOps).
+        /// Present when the spec names a `baseline`: `True` (reason `Worse`) when some cell is
+        /// `Slower` than its baseline cell beyond the tolerance (its 95 % interval wholly past
+        /// it, in throughput, p99, spread or errors); `False` otherwise, reason `NoneWorse` when
+        /// every compared cell is `Equivalent` or `Faster`, `Inconclusive` when some cannot be
+        /// told apart yet. Argo CD and Flux can turn `True` into a failed health check (see
+        /// docs/experiments.md, GitOps).
         Regressed = "Regressed",
     }
 }
@@ -286,6 +333,9 @@ vocabulary! {
         Worse = "Worse",
         /// No measurement is worse than its baseline cell.
         NoneWorse = "NoneWorse",
+        /// No cell is worse than its baseline cell, but some comparison is `Inconclusive`: the
+        /// repeats cannot tell a change within the tolerance from one beyond it.
+        Inconclusive = "Inconclusive",
     }
 }
 

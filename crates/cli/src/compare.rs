@@ -1,5 +1,6 @@
 //! `compare`: throughput, p99 and requests per CPU core of cells with equal coordinates across
-//! runs, with the ratio to the first run.
+//! runs, with the ratio to the first run and, from two repeats a side, the 95 % interval of the
+//! throughput ratio over the repeats and its verdict at 5 % ([`crate::intervals::across_runs`]).
 //!
 //! Pure. Repeats of a cell are averaged; failed measurements are left out.
 
@@ -47,6 +48,7 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
         heads.push((format!("{name} REQ/S"), R));
         if i > 0 {
             heads.push(("VS 1ST".into(), R));
+            heads.push(("95% CI OVER REPEATS".into(), L));
         }
         heads.push((format!("{name} P99 MS"), R));
         if i > 0 {
@@ -62,6 +64,7 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
         rows: Vec::new(),
     };
     for (c, figures) in align(runs) {
+        let coords = c.clone();
         let mut row = vec![
             c.target,
             c.scenario,
@@ -88,6 +91,7 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
             row.push(rps);
             if i > 0 {
                 row.push(vs(|f| Some(f.throughput)));
+                row.push(crate::intervals::across_runs(runs[0], runs[i], &coords));
             }
             row.push(p99);
             if i > 0 {
@@ -126,11 +130,11 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "\
-TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
-express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x          1.55   0.50x              6474   1.50x
-express  hello     1    1Gi     1    100     -          5400           41.0               5684         5200   0.96x          41.0   1.00x              5684   1.00x
-spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -             -       -                 -       -
-spring   hello     1    1Gi     1    100     -             -              -                  -            -       -             -       -                 -       -
+TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  95% CI OVER REPEATS  after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
+express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x  -                            1.55   0.50x              6474   1.50x
+express  hello     1    1Gi     1    100     -          5400           41.0               5684         5200   0.96x  -                            41.0   1.00x              5684   1.00x
+spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -  -                               -       -                 -       -
+spring   hello     1    1Gi     1    100     -             -              -                  -            -       -  -                               -       -                 -       -
 "
         );
     }

@@ -262,7 +262,7 @@ pub fn status() -> BenchmarkRunStatus {
         Reason::Valid,
         "the spec is valid".into(),
     );
-    for (type_, ok, reason, message) in results::result_conditions(&run, &results) {
+    for (type_, ok, reason, message) in results::result_conditions(&run, &results, &[]) {
         set(type_, ok, reason, message);
     }
     let measured = results
@@ -285,6 +285,59 @@ pub fn status() -> BenchmarkRunStatus {
         results,
         ..Default::default()
     }
+}
+
+/// [`status`] with the comparison of spring against express at 10 connections, as the
+/// operator writes it.
+pub fn compared() -> BenchmarkRunStatus {
+    use benchrun_api::compare::{ErrorRateEstimate, PowerEstimate, RatioEstimate};
+    use benchrun_api::{Comparison, ComparisonKind, ComparisonVerdict};
+    let mut s = status();
+    let coordinates = s
+        .results
+        .iter()
+        .find(|r| r.coordinates.target == "spring")
+        .map(|r| r.coordinates.clone())
+        .expect("a spring measurement");
+    s.comparisons = vec![Comparison {
+        against: ComparisonKind::Target,
+        candidate: "spring".into(),
+        reference: "express".into(),
+        coordinates,
+        candidate_repeats: 3,
+        reference_repeats: 3,
+        tolerance: 0.05,
+        verdict: ComparisonVerdict::Faster,
+        ratio: Some(1.21),
+        throughput: Some(RatioEstimate {
+            ratio: 1.21,
+            low: 1.12,
+            high: 1.30,
+            verdict: ComparisonVerdict::Faster,
+        }),
+        p99: Some(RatioEstimate {
+            ratio: 0.9,
+            low: 0.7,
+            high: 1.15,
+            verdict: ComparisonVerdict::Inconclusive,
+        }),
+        spread: None,
+        errors: Some(ErrorRateEstimate {
+            candidate_rate: 0.005,
+            reference_rate: 0.0,
+            p_value: 0.001,
+            verdict: ComparisonVerdict::Inconclusive,
+        }),
+        power: Some(PowerEstimate {
+            power: 0.94,
+            repeats_needed: 3,
+        }),
+        reason: None,
+    }];
+    if let Some(summary) = s.summary.as_mut() {
+        summary.headline = Some("spring/express 1.21× [1.12–1.30] Faster".into());
+    }
+    s
 }
 
 /// A run in the middle of its second measurement.

@@ -8,6 +8,7 @@ pub mod chart;
 pub mod client;
 pub mod compare;
 pub mod export;
+pub mod intervals;
 pub mod list;
 pub mod num;
 pub mod report;

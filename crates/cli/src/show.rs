@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use benchrun_api::{BenchmarkRunStatus, Capacity, CellResult, Phase, SloVerdict};
 
+use crate::intervals;
 use crate::num::{self, NONE};
 use crate::table::{Align, Table};
 use crate::Format;
@@ -171,17 +172,26 @@ pub fn baseline_lines(results: &[CellResult]) -> Vec<String> {
         .filter_map(|r| Some((r, r.baseline.as_ref()?)))
         .map(|(r, b)| {
             let mut figures = Vec::new();
-            if let Some(x) = b.throughput_ratio {
-                figures.push(format!("{x:.2}x the throughput"));
+            match (b.throughput_ratio, b.ratio_low, b.ratio_high) {
+                (Some(x), Some(lo), Some(hi)) => {
+                    figures.push(format!("{x:.2}x [{lo:.2}–{hi:.2}] the throughput"))
+                }
+                (Some(x), _, _) => figures.push(format!("{x:.2}x the throughput")),
+                _ => {}
             }
             if let Some(x) = b.p99_ratio {
                 figures.push(format!("{x:.2}x the p99"));
             }
-            if let Some(p) = b.p_value {
-                figures.push(format!(
+            match (b.p_value, b.repeats, b.baseline_repeats) {
+                (Some(p), Some(n), Some(m)) => {
+                    figures.push(format!("p={p} over {n} vs {m} repeats"))
+                }
+                (Some(p), _, _) => figures.push(format!(
                     "p={p} over {} vs {} per-second samples",
                     b.samples, b.baseline_samples
-                ));
+                )),
+                (None, Some(n), Some(m)) => figures.push(format!("{n} vs {m} repeats")),
+                _ => {}
             }
             if let Some(why) = &b.reason {
                 figures.push(why.clone());
@@ -250,6 +260,10 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
 pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
     let mut out = notes(&status.results);
     let extra = [
+        (
+            "Comparisons without an interval",
+            intervals::reason_lines(&status.comparisons),
+        ),
         ("Against the baseline", baseline_lines(&status.results)),
         ("Capacity", capacity_lines(&status.capacity)),
     ];
@@ -277,6 +291,9 @@ pub fn summary_lines(status: &BenchmarkRunStatus) -> Vec<String> {
     }
     if let Some(note) = &s.best_left_out {
         lines.push(format!("left out: {note}"));
+    }
+    if let Some(h) = &s.headline {
+        lines.push(format!("compared: {h}"));
     }
     lines.push(format!("failed: {} of {measured} measurements", s.failed));
     lines.push(format!("suspect (with validity warnings): {}", s.suspect));
@@ -322,6 +339,10 @@ pub fn write_show(
                 writeln!(w, "\nConditions:")?;
                 conditions_table(status).write_text(w)?;
             }
+            if !status.comparisons.is_empty() {
+                writeln!(w, "\nComparisons (95% intervals over the repeats):")?;
+                intervals::comparisons_table(&status.comparisons).write_text(w)?;
+            }
             for (heading, lines) in sections(status) {
                 writeln!(w, "\n{heading}:")?;
                 for l in lines {
@@ -341,6 +362,10 @@ pub fn write_show(
             if !status.conditions.is_empty() {
                 writeln!(w, "\n## Conditions\n")?;
                 conditions_table(status).write_markdown(w)?;
+            }
+            if !status.comparisons.is_empty() {
+                writeln!(w, "\n## Comparisons\n")?;
+                intervals::comparisons_table(&status.comparisons).write_markdown(w)?;
             }
             for (heading, lines) in sections(status) {
                 writeln!(w, "\n### {heading}\n")?;

@@ -22,21 +22,8 @@ pub(crate) fn parse(
     e: &mut Vec<FieldError>,
 ) -> Option<BaselinePlan> {
     let b = baseline?;
-    let tolerance = match b.tolerance.as_deref().map(units::percent) {
-        None => DEFAULT_BASELINE_TOLERANCE,
-        Some(Ok(t)) if t < 1.0 => t,
-        Some(Ok(_)) => {
-            e.push(err(
-                "spec.baseline.tolerance",
-                "must be below 100%: a change of 100% or more always matters, e.g. \"5%\"",
-            ));
-            DEFAULT_BASELINE_TOLERANCE
-        }
-        Some(Err(x)) => {
-            e.push(err("spec.baseline.tolerance", x));
-            DEFAULT_BASELINE_TOLERANCE
-        }
-    };
+    let tolerance = parse_tolerance(b.tolerance.as_deref(), "spec.baseline.tolerance", e)
+        .unwrap_or(DEFAULT_BASELINE_TOLERANCE);
     if b.run.trim().is_empty() {
         e.push(err(
             "spec.baseline.run",
@@ -47,6 +34,29 @@ pub(crate) fn parse(
         run: b.run.clone(),
         tolerance,
     })
+}
+
+/// A tolerance such as `"5%"` as a fraction below 1; `None` when absent (or refused, with the
+/// error naming `field`).
+pub(crate) fn parse_tolerance(
+    tolerance: Option<&str>,
+    field: &str,
+    e: &mut Vec<FieldError>,
+) -> Option<f64> {
+    match tolerance.map(units::percent)? {
+        Ok(t) if t < 1.0 => Some(t),
+        Ok(_) => {
+            e.push(err(
+                field,
+                "must be below 100%: a change of 100% or more always matters, e.g. \"5%\"",
+            ));
+            None
+        }
+        Err(x) => {
+            e.push(err(field, x));
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -70,5 +80,10 @@ mod tests {
             let e = validate(&s).unwrap_err();
             assert_eq!(e[0].field, "spec.baseline.tolerance", "{bad}");
         }
+        s.baseline = None;
+        s.tolerance = Some("10%".into());
+        assert_eq!(validate(&s).unwrap().tolerance, Some(0.1));
+        s.tolerance = Some("100%".into());
+        assert_eq!(validate(&s).unwrap_err()[0].field, "spec.tolerance");
     }
 }

@@ -11,7 +11,7 @@ mod baseline;
 mod cleanup;
 mod field;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 mod load;
 mod matrix;
 mod matrix_entries;
@@ -51,6 +51,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     let cleanup = cleanup::parse(spec.cleanup.as_ref(), e);
     let timeouts = timeouts::parse(spec.timeouts.as_ref(), e);
     let baseline = baseline::parse(spec.baseline.as_ref(), e);
+    let tolerance = baseline::parse_tolerance(spec.tolerance.as_deref(), "spec.tolerance", e);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -77,6 +78,11 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         ready_timeout: timeouts.ready,
         load_grace: timeouts.load_grace,
         baseline,
+        tolerance,
+        repeat_order: crate::order::RepeatOrder::parse(
+            spec.repeat_order.as_deref(),
+            spec.repeat_seed,
+        ),
         services,
     })
 }

@@ -60,12 +60,42 @@ pub struct ValidatedRun {
     pub baseline: Option<BaselinePlan>,
     /// Each backing service of `spec.services`, parsed, in order.
     pub services: Vec<ServicePlan>,
+    /// `spec.tolerance`: the change that matters in the comparisons within the run, if set.
+    pub tolerance: Option<f64>,
+    /// `spec.repeatOrder`: the order of the measurements.
+    pub repeat_order: crate::order::RepeatOrder,
 }
 
 impl ValidatedRun {
     /// Number of measurements (cells × repeats).
     pub fn total(&self) -> usize {
         self.cells.len() * self.repeats
+    }
+
+    /// Every (cell index, repeat) in the order it is measured (`spec.repeatOrder`).
+    pub fn order(&self) -> Vec<(usize, usize)> {
+        crate::order::measurement_order(&self.cells, self.repeats, self.repeat_order)
+    }
+
+    /// What `Interleaved` costs, for the Accepted condition: the deployments of the target
+    /// configurations in this order against `Sequential`'s; `None` when sequential.
+    pub fn order_note(&self) -> Option<String> {
+        let crate::order::RepeatOrder::Interleaved { seed } = self.repeat_order else {
+            return None;
+        };
+        let sequential = crate::order::measurement_order(
+            &self.cells,
+            self.repeats,
+            crate::order::RepeatOrder::Sequential,
+        );
+        let once = crate::order::deployments(&self.cells, &sequential);
+        let now = crate::order::deployments(&self.cells, &self.order());
+        Some(format!(
+            "repeatOrder Interleaved (seed {seed}): {} rounds of {} cells, target configurations in a shuffled order each round; {now} deployments instead of {once} ({} more, each a pod start, its readiness and a 10s settle before the load)",
+            self.repeats,
+            self.cells.len(),
+            now.saturating_sub(once)
+        ))
     }
 
     /// The resources of a cell's target pods.

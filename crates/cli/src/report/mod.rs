@@ -145,6 +145,14 @@ pub fn write_report(w: &mut impl Write, r: &Report) -> io::Result<usize> {
         writeln!(w, "</div>")?;
     }
     writeln!(w, "</section>")?;
+    if !r.status.comparisons.is_empty() {
+        writeln!(
+            w,
+            "<section id=\"comparisons\">\n<h2>Comparisons</h2>\n<p class=\"meta\">Ratios candidate/reference with their 95% intervals over the repeats (the repeat, not the second, is the unit of replication) and the verdict against the tolerance; see docs/metrics.md, Comparisons.</p>\n<div class=\"scroll\">"
+        )?;
+        crate::intervals::comparisons_table(&r.status.comparisons).write_html(w)?;
+        writeln!(w, "</div>\n</section>")?;
+    }
     if let Some(table) = percentile_table(&r.status.results) {
         writeln!(
             w,

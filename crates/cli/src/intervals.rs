@@ -1,0 +1,183 @@
+//! The run's comparisons (`status.comparisons[]`) with their intervals and verdicts, as a
+//! table for `show` and `report` and as ratios with intervals across runs for `compare`.
+//!
+//! Pure.
+
+use benchrun_api::compare::{self, format_ratio, RatioEstimate};
+use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
+use benchrun_api::{CellResult, Comparison, Coordinates};
+
+use crate::num::{self, NONE};
+use crate::table::{Align, Table};
+
+/// A ratio with its interval and verdict, `1.21× [1.12–1.30] Faster`, or `-`.
+pub fn estimate(r: Option<&RatioEstimate>) -> String {
+    r.map_or_else(
+        || NONE.into(),
+        |r| format!("{} {}", format_ratio(r), r.verdict),
+    )
+}
+
+/// The coordinates a comparison holds fixed, in one cell: `hello cpu=1 c=10`.
+fn fixed(c: &Comparison) -> String {
+    let k = &c.coordinates;
+    let mut s = match c.against {
+        benchrun_api::ComparisonKind::Scenario => String::new(),
+        _ => format!("{} ", k.scenario),
+    };
+    s += &format!("cpu={} mem={} c={}", k.cpu, k.memory, k.connections);
+    if k.replicas != 1 {
+        s += &format!(" replicas={}", k.replicas);
+    }
+    if let Some(rate) = k.rate {
+        s += &format!(" rate={rate}");
+    }
+    s
+}
+
+/// One row per comparison: what against what, where, the repeats, the throughput and p99
+/// ratios with their 95 % intervals and verdicts, the spread, the error rates, the power and
+/// the overall verdict.
+pub fn comparisons_table(comparisons: &[Comparison]) -> Table {
+    use Align::{Left as L, Right as R};
+    let mut t = Table::new(&[
+        ("AGAINST", L),
+        ("CANDIDATE/REFERENCE", L),
+        ("AT", L),
+        ("REPEATS", R),
+        ("THROUGHPUT (95% CI)", L),
+        ("P99 (95% CI)", L),
+        ("SPREAD CV", L),
+        ("ERRORS", L),
+        ("POWER", R),
+        ("VERDICT", L),
+    ]);
+    for c in comparisons {
+        let throughput = match (&c.throughput, c.ratio) {
+            (Some(_), _) => estimate(c.throughput.as_ref()),
+            (None, Some(r)) => format!("{r:.2}× (no interval)"),
+            (None, None) => NONE.into(),
+        };
+        let spread = c.spread.as_ref().map_or_else(
+            || NONE.into(),
+            |s| {
+                format!(
+                    "{:.1}% vs {:.1}%{}",
+                    s.candidate_cv * 100.0,
+                    s.reference_cv * 100.0,
+                    if s.increased { " grew" } else { "" }
+                )
+            },
+        );
+        let errors = c.errors.as_ref().map_or_else(
+            || NONE.into(),
+            |e| {
+                format!(
+                    "{} vs {} p={}",
+                    pct(e.candidate_rate),
+                    pct(e.reference_rate),
+                    e.p_value
+                )
+            },
+        );
+        let power = c.power.as_ref().map_or_else(
+            || NONE.into(),
+            |p| format!("{:.0}% (n={})", p.power * 100.0, p.repeats_needed),
+        );
+        t.push(vec![
+            c.against.to_string(),
+            format!("{}/{}", c.candidate, c.reference),
+            fixed(c),
+            format!("{}/{}", c.candidate_repeats, c.reference_repeats),
+            throughput,
+            estimate(c.p99.as_ref()),
+            spread,
+            errors,
+            power,
+            format!("{} ±{:.0}%", c.verdict, c.tolerance * 100.0),
+        ]);
+    }
+    t
+}
+
+fn pct(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p == 0.0 || p >= 1.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.3}%")
+    }
+}
+
+/// Lines under `show`: the comparisons that say more than the table (why a figure is missing).
+pub fn reason_lines(comparisons: &[Comparison]) -> Vec<String> {
+    comparisons
+        .iter()
+        .filter_map(|c| {
+            let why = c.reason.as_ref()?;
+            Some(format!(
+                "{}/{} {}: {why}",
+                c.candidate,
+                c.reference,
+                fixed(c)
+            ))
+        })
+        .collect()
+}
+
+/// Throughput of run `other` against run `first` at these coordinates over their measured
+/// repeats, with the 95 % interval and the verdict at 5 %: the `compare` command's interval
+/// column. `-` with fewer than 2 repeats on a side.
+pub fn across_runs(first: &[CellResult], other: &[CellResult], at: &Coordinates) -> String {
+    let tp = |rs: &[CellResult]| -> Vec<f64> {
+        num::measured_repeats(rs, at)
+            .iter()
+            .filter_map(|r| r.throughput)
+            .collect()
+    };
+    estimate(
+        compare::compare_repeats(&tp(other), &tp(first), DEFAULT_BASELINE_TOLERANCE, true).as_ref(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    #[test]
+    fn comparisons_render_with_intervals_verdicts_and_power() {
+        let status = fixtures::compared();
+        let mut out = Vec::new();
+        comparisons_table(&status.comparisons)
+            .write_text(&mut out)
+            .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("spring/express"), "{text}");
+        assert!(text.contains("1.21× [1.12–1.30] Faster"), "{text}");
+        assert!(text.contains("Faster ±5%"), "{text}");
+        assert!(text.contains("3/3"), "{text}");
+        assert!(text.contains("94% (n=3)"), "{text}");
+        assert!(text.contains("0.5% vs 0.0% p=0.001"), "{text}");
+        assert_eq!(reason_lines(&status.comparisons), Vec::<String>::new());
+    }
+
+    #[test]
+    fn compare_across_runs_gives_an_interval_from_two_repeats_on() {
+        let mut first = fixtures::results();
+        let mut again = first[0].clone();
+        again.repeat = 1;
+        again.throughput = Some(4140.0);
+        first.push(again);
+        let at = first[0].coordinates.clone();
+        let other: Vec<CellResult> = first
+            .iter()
+            .map(|r| CellResult {
+                throughput: r.throughput.map(|t| t * 2.0),
+                ..r.clone()
+            })
+            .collect();
+        assert_eq!(across_runs(&first, &other, &at), "2.00× [2.00–2.00] Faster");
+        assert_eq!(across_runs(&first[..1], &other, &at), NONE);
+    }
+}

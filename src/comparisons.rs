@@ -1,0 +1,321 @@
+//! `status.comparisons[]`: cells set side by side over their repeats, with intervals and
+//! verdicts ([`benchrun_api::compare`] does the statistics). Pure.
+//!
+//! Which cells: each target against the first target of `spec.targets` measured at the same
+//! other coordinates (every pair would grow as targets², and "each against the first" is how
+//! people read a table: the first target is the reference); in a run with a single target,
+//! each scenario against the first scenario the same way; and with `spec.baseline`, each cell
+//! against the baseline run's cell with the same coordinates ([`baseline_entry`], made when a
+//! measurement of the cell finishes, because only then is the baseline run read).
+
+use benchrun_api::compare::{self, RatioEstimate};
+use benchrun_api::status::MAX_COMPARISONS;
+use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
+use benchrun_api::{
+    CellResult, Comparison, ComparisonKind, Coordinates, ErrorCounts, Outcome, ValidatedRun,
+};
+use benchrun_load::LoadResult;
+
+use crate::num::round;
+
+/// The tolerance of the comparisons within a run: `spec.tolerance`, else
+/// `spec.baseline.tolerance`, else 5 %.
+pub fn tolerance(run: &ValidatedRun) -> f64 {
+    run.tolerance.unwrap_or_else(|| baseline_tolerance(run))
+}
+
+/// The tolerance of the comparisons with the baseline: `spec.baseline.tolerance`, else 5 %.
+pub fn baseline_tolerance(run: &ValidatedRun) -> f64 {
+    run.baseline
+        .as_ref()
+        .map_or(DEFAULT_BASELINE_TOLERANCE, |b| b.tolerance)
+}
+
+/// The coefficient of variation of the per-second throughput inside the measured window
+/// (whole seconds only); `None` with fewer than 2 seconds or none served.
+pub fn per_second_cv(load: &LoadResult) -> Option<f64> {
+    let xs = crate::baseline::per_second_throughput(load);
+    if xs.len() < 2 {
+        return None;
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean > 0.0).then(|| round(var.sqrt() / mean, 4))
+}
+
+/// Every error of a measurement, over its classes.
+fn errors_total(e: &ErrorCounts) -> i64 {
+    [
+        e.connect_refused,
+        e.connect_timeout,
+        e.timeout,
+        e.read,
+        e.status4xx,
+        e.status5xx,
+    ]
+    .into_iter()
+    .map(|x| x.max(0))
+    .fold(0i64, i64::saturating_add)
+}
+
+/// Candidate against reference over their measured repeats (`Measured` results only).
+pub fn compare_cells(
+    against: ComparisonKind,
+    (candidate, reference): (&str, &str),
+    coordinates: &Coordinates,
+    cand: &[&CellResult],
+    refr: &[&CellResult],
+    tolerance: f64,
+) -> Comparison {
+    let measured = |rs: &[&CellResult]| -> Vec<CellResult> {
+        rs.iter()
+            .filter(|r| r.outcome == Outcome::Measured)
+            .map(|r| (*r).clone())
+            .collect()
+    };
+    let (c, r) = (measured(cand), measured(refr));
+    let values = |rs: &[CellResult], f: &dyn Fn(&CellResult) -> Option<f64>| -> Vec<f64> {
+        rs.iter().filter_map(f).collect()
+    };
+    let tp = |x: &CellResult| x.throughput;
+    let p99 = |x: &CellResult| x.latency_ms.as_ref().map(|l| l.p99);
+    let cv = |x: &CellResult| x.per_second_cv;
+    let (tp_c, tp_r) = (values(&c, &tp), values(&r, &tp));
+    let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+    let ratio = match (mean(&tp_c), mean(&tp_r)) {
+        (Some(a), Some(b)) if b > 0.0 => Some(round(a / b, 4)),
+        _ => None,
+    };
+    let throughput = compare::compare_repeats(&tp_c, &tp_r, tolerance, true);
+    let p99 = compare::compare_repeats(&values(&c, &p99), &values(&r, &p99), tolerance, false);
+    let spread = compare::compare_spread(&values(&c, &cv), &values(&r, &cv));
+    let count = |rs: &[CellResult]| -> (u64, u64) {
+        rs.iter().fold((0, 0), |(e, n), x| {
+            let errs = x.errors.as_ref().map_or(0, errors_total);
+            (
+                e + errs.max(0) as u64,
+                n + x.requests.unwrap_or(0).max(0) as u64,
+            )
+        })
+    };
+    let ((ec, nc), (er, nr)) = (count(&c), count(&r));
+    let errors = compare::compare_error_rates(ec.min(nc), nc, er.min(nr), nr);
+    let power = compare::power(&tp_c, &tp_r, tolerance);
+    let verdict = compare::overall_verdict(
+        throughput.as_ref(),
+        p99.as_ref(),
+        spread.as_ref(),
+        errors.as_ref(),
+    );
+    let reason = throughput.is_none().then(|| {
+        format!(
+            "{} measured repeats of {candidate} and {} of {reference} with a throughput: an interval needs at least 2 a side (set spec.repeats to 3 or more)",
+            tp_c.len(),
+            tp_r.len()
+        )
+    });
+    Comparison {
+        against,
+        candidate: candidate.to_string(),
+        reference: reference.to_string(),
+        coordinates: coordinates.clone(),
+        candidate_repeats: c.len() as i32,
+        reference_repeats: r.len() as i32,
+        tolerance,
+        verdict,
+        ratio,
+        throughput: throughput.map(rounded),
+        p99: p99.map(rounded),
+        spread: spread.map(|mut s| {
+            s.candidate_cv = round(s.candidate_cv, 4);
+            s.reference_cv = round(s.reference_cv, 4);
+            s.ratio = rounded(s.ratio);
+            s
+        }),
+        errors: errors.map(|mut e| {
+            e.candidate_rate = round(e.candidate_rate, 6);
+            e.reference_rate = round(e.reference_rate, 6);
+            e.p_value = round_significant(e.p_value, 3);
+            e
+        }),
+        power: power.map(|mut p| {
+            p.power = round(p.power, 3);
+            p
+        }),
+        reason,
+    }
+}
+
+fn rounded(r: RatioEstimate) -> RatioEstimate {
+    RatioEstimate {
+        ratio: round(r.ratio, 4),
+        low: round(r.low, 4),
+        high: round(r.high, 4),
+        verdict: r.verdict,
+    }
+}
+
+/// `x` to `digits` significant digits (p-values span many orders of magnitude).
+pub fn round_significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// The axis the run's own comparisons run along: targets when it measured two or more, else
+/// scenarios when two or more, else none.
+fn axis(measured: &[&CellResult]) -> Option<ComparisonKind> {
+    let distinct = |f: fn(&Coordinates) -> &str| {
+        let mut v: Vec<&str> = measured.iter().map(|r| f(&r.coordinates)).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    if distinct(|c| &c.target) >= 2 {
+        Some(ComparisonKind::Target)
+    } else if distinct(|c| &c.scenario) >= 2 {
+        Some(ComparisonKind::Scenario)
+    } else {
+        None
+    }
+}
+
+/// The comparisons between this run's own cells: each target (or, with one target, each
+/// scenario) against the first one measured at the same other coordinates, in matrix order of
+/// the candidate cells.
+pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison> {
+    let measured: Vec<&CellResult> = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Measured)
+        .collect();
+    let Some(axis) = axis(&measured) else {
+        return Vec::new();
+    };
+    // The value along the axis, its position in the spec, and the coordinates without it.
+    let along = |c: &Coordinates| -> (String, usize, Coordinates) {
+        let mut rest = c.clone();
+        let (name, pos) = if axis == ComparisonKind::Target {
+            let n = std::mem::take(&mut rest.target);
+            let p = run.spec.targets.iter().position(|t| t.name == n);
+            (n, p)
+        } else {
+            let n = std::mem::take(&mut rest.scenario);
+            let p = run.spec.scenarios.iter().position(|s| s.name == n);
+            (n, p)
+        };
+        (name, pos.unwrap_or(usize::MAX), rest)
+    };
+    // Cells in matrix order, each with its measured repeats.
+    let mut cells: Vec<(i32, Vec<&CellResult>)> = Vec::new();
+    for r in &measured {
+        match cells.iter_mut().find(|(c, _)| *c == r.cell) {
+            Some((_, rs)) => rs.push(r),
+            None => cells.push((r.cell, vec![r])),
+        }
+    }
+    cells.sort_by_key(|(c, _)| *c);
+    let tol = tolerance(run);
+    let mut out = Vec::new();
+    for (_, cand) in &cells {
+        let (name, pos, rest) = along(&cand[0].coordinates);
+        let reference = cells
+            .iter()
+            .map(|(_, rs)| (along(&rs[0].coordinates), rs))
+            .filter(|((_, _, other), _)| *other == rest)
+            .min_by_key(|((_, p, _), _)| *p);
+        let Some(((ref_name, ref_pos, _), refr)) = reference else {
+            continue;
+        };
+        if ref_pos >= pos {
+            continue;
+        }
+        out.push(compare_cells(
+            axis,
+            (name.as_str(), ref_name.as_str()),
+            &cand[0].coordinates,
+            cand,
+            refr,
+            tol,
+        ));
+    }
+    out
+}
+
+/// The `Baseline` comparison of one cell: its measured repeats `cell` against the baseline
+/// run's measured repeats of the same coordinates.
+pub fn baseline_entry(
+    run: &ValidatedRun,
+    baseline_run: &str,
+    cell: &[&CellResult],
+    baseline: &[CellResult],
+) -> Option<Comparison> {
+    let first = cell.first()?;
+    let refr: Vec<&CellResult> = baseline.iter().collect();
+    Some(compare_cells(
+        ComparisonKind::Baseline,
+        (first.coordinates.target.as_str(), baseline_run),
+        &first.coordinates,
+        cell,
+        &refr,
+        baseline_tolerance(run),
+    ))
+}
+
+/// `comparisons` with `entry` in place of the `Baseline` entry of the same coordinates.
+pub fn upsert_baseline(comparisons: &mut Vec<Comparison>, entry: Comparison) {
+    let same = |c: &Comparison| {
+        c.against == ComparisonKind::Baseline && c.coordinates == entry.coordinates
+    };
+    match comparisons.iter_mut().find(|c| same(c)) {
+        Some(c) => *c = entry,
+        None => comparisons.push(entry),
+    }
+}
+
+/// The run's comparisons afresh: those within the run from `results`, then the `Baseline`
+/// entries kept from `previous` (they are made as measurements finish), at most
+/// [`MAX_COMPARISONS`] in all.
+pub fn refresh(
+    run: &ValidatedRun,
+    results: &[CellResult],
+    previous: &[Comparison],
+) -> Vec<Comparison> {
+    let mut out = within_run(run, results);
+    out.extend(
+        previous
+            .iter()
+            .filter(|c| c.against == ComparisonKind::Baseline)
+            .cloned(),
+    );
+    out.truncate(MAX_COMPARISONS);
+    out
+}
+
+/// The headline of `status.summary`: the first comparison within the run that has a
+/// throughput figure, else the `Baseline` comparison with the lowest throughput ratio, e.g.
+/// `spring/express 1.21× [1.12–1.30] Faster`.
+pub fn headline(comparisons: &[Comparison]) -> Option<String> {
+    let within = comparisons
+        .iter()
+        .find(|c| c.against != ComparisonKind::Baseline && c.ratio.is_some());
+    let base = comparisons
+        .iter()
+        .filter(|c| c.against == ComparisonKind::Baseline && c.ratio.is_some())
+        .min_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)));
+    let c = within.or(base)?;
+    let figure = match &c.throughput {
+        Some(t) => compare::format_ratio(t),
+        None => format!("{:.2}× (no interval)", c.ratio?),
+    };
+    Some(format!(
+        "{}/{} {figure} {}",
+        c.candidate, c.reference, c.verdict
+    ))
+}
+
+#[cfg(test)]
+#[path = "comparisons_tests.rs"]
+mod tests;

@@ -1,0 +1,176 @@
+use benchrun_api::{CellResult, ComparisonKind, ComparisonVerdict, ErrorCounts, Outcome};
+
+use super::*;
+use crate::results::tests::run_yaml;
+
+/// A measured repeat at these coordinates: `throughput` req/s over 20 s, p99 10 ms, a steady
+/// per-second throughput and `errors` 5xx responses.
+fn repeat(cell: i32, target: &str, connections: i32, throughput: f64, errors: i64) -> CellResult {
+    let mut coordinates = crate::results::tests::measured().coordinates;
+    coordinates.target = target.into();
+    coordinates.connections = connections;
+    CellResult {
+        cell,
+        coordinates,
+        outcome: Outcome::Measured,
+        throughput: Some(throughput),
+        requests: Some((throughput * 20.0) as i64),
+        errors: Some(ErrorCounts {
+            status5xx: errors,
+            ..Default::default()
+        }),
+        latency_ms: Some(benchrun_api::Latency {
+            p99: 10.0,
+            ..Default::default()
+        }),
+        per_second_cv: Some(0.05),
+        ..CellResult::default()
+    }
+}
+
+/// Two targets × two connection counts (cells 0–3: express c=10, c=100, spring c=10, c=100),
+/// 3 repeats each: spring 20 % faster at c=10, the same at c=100.
+fn results() -> Vec<CellResult> {
+    let mut out = Vec::new();
+    for (cell, target, c, base) in [
+        (0, "express", 10, 1000.0),
+        (1, "express", 100, 2000.0),
+        (2, "spring", 10, 1200.0),
+        (3, "spring", 100, 2000.0),
+    ] {
+        for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
+            let mut r = repeat(cell, target, c, base * jitter, 0);
+            r.repeat = i as i32;
+            out.push(r);
+        }
+    }
+    out
+}
+
+#[test]
+fn each_target_is_compared_with_the_first_at_the_same_other_coordinates() {
+    let run = run_yaml("");
+    let c = within_run(&run, &results());
+    assert_eq!(c.len(), 2, "{c:#?}");
+    assert!(c.iter().all(|c| c.against == ComparisonKind::Target));
+    assert!(c
+        .iter()
+        .all(|c| (c.candidate.as_str(), c.reference.as_str()) == ("spring", "express")));
+    assert_eq!(c[0].coordinates.connections, 10);
+    assert_eq!(c[0].verdict, ComparisonVerdict::Faster);
+    assert_eq!(c[0].ratio, Some(1.2));
+    let t = c[0].throughput.as_ref().unwrap();
+    assert!(t.low > 1.05 && t.high < 1.35, "{t:?}");
+    assert_eq!((c[0].candidate_repeats, c[0].reference_repeats), (3, 3));
+    assert_eq!(c[1].verdict, ComparisonVerdict::Equivalent, "{:?}", c[1]);
+    assert_eq!(c[0].tolerance, 0.05);
+    let errors = c[0].errors.as_ref().unwrap();
+    assert_eq!(errors.verdict, ComparisonVerdict::Equivalent);
+    assert!(c[0].power.as_ref().unwrap().power > 0.9);
+    assert_eq!(
+        headline(&c).as_deref(),
+        Some("spring/express 1.20× [1.17–1.23] Faster")
+    );
+}
+
+#[test]
+fn one_repeat_a_side_gives_a_ratio_without_an_interval_and_says_why() {
+    let run = run_yaml("");
+    let one: Vec<CellResult> = results().into_iter().filter(|r| r.repeat == 0).collect();
+    let c = within_run(&run, &one);
+    assert_eq!(c[0].verdict, ComparisonVerdict::Inconclusive);
+    assert_eq!((c[0].ratio, c[0].throughput.is_none()), (Some(1.2), true));
+    assert!(c[0].reason.as_ref().unwrap().contains("at least 2 a side"));
+    assert_eq!(
+        headline(&c).as_deref(),
+        Some("spring/express 1.20× (no interval) Inconclusive")
+    );
+}
+
+#[test]
+fn a_failed_reference_leaves_its_candidates_uncompared() {
+    let run = run_yaml("");
+    let mut rs = results();
+    for r in rs.iter_mut().filter(|r| r.cell == 0) {
+        r.outcome = Outcome::Failed;
+    }
+    let c = within_run(&run, &rs);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].coordinates.connections, 100);
+}
+
+#[test]
+fn more_errors_make_an_otherwise_equivalent_target_slower() {
+    let run = run_yaml("");
+    let mut rs = results();
+    for r in rs.iter_mut().filter(|r| r.cell == 3) {
+        r.errors.as_mut().unwrap().status5xx = 400; // 1 % of 40 000
+    }
+    let c = within_run(&run, &rs);
+    assert_eq!(
+        c[1].errors.as_ref().unwrap().verdict,
+        ComparisonVerdict::Slower
+    );
+    assert_eq!(c[1].verdict, ComparisonVerdict::Slower);
+}
+
+#[test]
+fn with_one_target_the_scenarios_are_compared() {
+    let yaml = r#"
+targets: [{name: demo, image: "x:1"}]
+scenarios: [{name: n2000, path: "/compute?n=2000"}, {name: n2200, path: "/compute?n=2200"}]
+load: {connections: 4, duration: 5s}
+repeats: 3
+"#;
+    let spec: benchrun_api::BenchmarkRunSpec = serde_yaml::from_str(yaml).unwrap();
+    let run = benchrun_api::validate(&spec).unwrap();
+    let mut rs = Vec::new();
+    for (cell, scenario, t) in [(0, "n2000", 1000.0), (1, "n2200", 900.0)] {
+        for (i, j) in [0.98, 1.0, 1.02].iter().enumerate() {
+            let mut r = repeat(cell, "demo", 4, t * j, 0);
+            r.coordinates.scenario = scenario.into();
+            r.repeat = i as i32;
+            rs.push(r);
+        }
+    }
+    let c = within_run(&run, &rs);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].against, ComparisonKind::Scenario);
+    assert_eq!(
+        (c[0].candidate.as_str(), c[0].reference.as_str()),
+        ("n2200", "n2000")
+    );
+    assert_eq!(c[0].verdict, ComparisonVerdict::Slower);
+}
+
+#[test]
+fn refresh_keeps_the_baseline_entries_and_bounds_the_list() {
+    let run = run_yaml("baseline: {run: last-week}");
+    let rs = results();
+    let cell: Vec<&CellResult> = rs.iter().filter(|r| r.cell == 0).collect();
+    let base: Vec<CellResult> = rs
+        .iter()
+        .filter(|r| r.cell == 0)
+        .map(|r| CellResult {
+            throughput: r.throughput.map(|t| t * 1.25),
+            ..r.clone()
+        })
+        .collect();
+    let entry = baseline_entry(&run, "last-week", &cell, &base).unwrap();
+    assert_eq!(entry.against, ComparisonKind::Baseline);
+    assert_eq!(entry.verdict, ComparisonVerdict::Slower);
+    let mut previous = Vec::new();
+    upsert_baseline(&mut previous, entry.clone());
+    upsert_baseline(&mut previous, entry.clone());
+    assert_eq!(previous.len(), 1, "one entry per cell");
+    let all = refresh(&run, &rs, &previous);
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[2], entry);
+    let many = vec![entry; MAX_COMPARISONS + 5];
+    assert_eq!(refresh(&run, &rs, &many).len(), MAX_COMPARISONS);
+    // Without comparisons within the run, the baseline's lowest ratio is the headline.
+    assert_eq!(
+        headline(&previous).as_deref(),
+        Some("express/last-week 0.80× [0.78–0.82] Slower")
+    );
+}

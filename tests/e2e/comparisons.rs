@@ -1,0 +1,172 @@
+//! Comparisons with their uncertainty on the cluster (issue 33): a heavier compute path comes
+//! out `Slower` with an interval excluding 1.0 (or `Inconclusive`, naming the repeats it would
+//! need), and two identical targets come out `Equivalent` at the tolerance the test states.
+//!
+//! Short windows (5 s after a 2 s warm-up) and 5 repeats: about 2 minutes each. The CPU
+//! figures of such windows are flagged `WindowTooShort`; the comparisons rest on the load
+//! figures only.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use benchrun_api::{ComparisonKind, ComparisonVerdict, Phase};
+
+use super::support::Cluster;
+use super::DEMO_IMAGE;
+
+/// A run of the demo target with `targets` and `scenarios` (YAML flow lists), 5 repeats of 5 s
+/// windows, and `extra` spec lines.
+fn run(name: &str, targets: &str, scenarios: &str, extra: &str) -> String {
+    format!(
+        r#"
+apiVersion: benchrun.dev/v1alpha1
+kind: BenchmarkRun
+metadata: {{name: {name}}}
+spec:
+  targets: {targets}
+  scenarios: {scenarios}
+  resources: {{cpu: 500m, memory: 128Mi}}
+  load: {{connections: 4, duration: 5s, warmup: 2s, resources: {{cpu: 500m, memory: 64Mi}}}}
+  repeats: 5
+{extra}
+"#
+    )
+}
+
+fn demo(name: &str) -> String {
+    format!("{{name: {name}, image: \"{DEMO_IMAGE}\", imagePullPolicy: IfNotPresent, port: 8080, readinessPath: /healthz}}")
+}
+
+/// One target, two scenarios that differ only in the work per request (primes below 2000
+/// against below 2200), measured interleaved (n2000 n2200 n2000 …, one deployment): the
+/// run's comparison is along the scenarios, n2200 against n2000. It must come out `Slower`
+/// with the whole 95 % interval below 1.0, or `Inconclusive` with the repeats a side that
+/// would tell; never `Faster` or `Equivalent`. The headline is in `kubectl get`.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclusive() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-compare").await;
+    let outcome = async {
+        let yaml = run(
+            "heavier",
+            &format!("[{}]", demo("demo")),
+            r#"[{name: n2000, path: "/compute?n=2000"}, {name: n2200, path: "/compute?n=2200"}]"#,
+            "  repeatOrder: Interleaved",
+        );
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "heavier", Duration::from_secs(240))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        let accepted = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Accepted")
+            .context("no Accepted condition")?;
+        println!("Accepted: {}", accepted.message);
+        anyhow::ensure!(
+            accepted.message.contains("repeatOrder Interleaved"),
+            "{}",
+            accepted.message
+        );
+        // Interleaved: the first two measurements are repeat 0 of both cells.
+        for c in &status.comparisons {
+            println!("{c:?}");
+        }
+        let c = status
+            .comparisons
+            .iter()
+            .find(|c| c.against == ComparisonKind::Scenario)
+            .context("no comparison of the scenarios")?;
+        anyhow::ensure!(
+            (c.candidate.as_str(), c.reference.as_str()) == ("n2200", "n2000"),
+            "{c:?}"
+        );
+        anyhow::ensure!(
+            (c.candidate_repeats, c.reference_repeats) == (5, 5),
+            "{c:?}"
+        );
+        let t = c.throughput.as_ref().context("no throughput interval")?;
+        match c.verdict {
+            ComparisonVerdict::Slower => {
+                anyhow::ensure!(t.high < 1.0, "Slower, yet the interval reaches 1.0: {t:?}")
+            }
+            ComparisonVerdict::Inconclusive => {
+                let p = c.power.as_ref().context("no power")?;
+                anyhow::ensure!(p.repeats_needed > 0, "{p:?}");
+                println!(
+                    "Inconclusive at {:.0}% power; {} repeats a side would tell",
+                    p.power * 100.0,
+                    p.repeats_needed
+                );
+            }
+            v => anyhow::bail!("the heavier path came out {v}: {c:?}"),
+        }
+        let got = cluster.kubectl(&["get", "benchmarkrun", "heavier", "-n", &ns]);
+        println!("{got}");
+        anyhow::ensure!(
+            got.contains("COMPARED") && got.contains("n2200/n2000"),
+            "kubectl get shows no headline: {got}"
+        );
+        let shown = cluster.kubectl_benchrun(&["show", "heavier", "-n", &ns]);
+        println!("{shown}");
+        anyhow::ensure!(shown.contains("Comparisons (95% intervals"), "{shown}");
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
+/// Two targets with the same image, same settings: at a tolerance of 15 % (the noise of 5 s
+/// windows on the shared local cluster is a few percent per window) their throughputs come
+/// out `Equivalent`.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-same").await;
+    let outcome = async {
+        let yaml = run(
+            "twins",
+            &format!("[{}, {}]", demo("left"), demo("right")),
+            r#"[{name: work, path: "/compute?n=2000"}]"#,
+            "  tolerance: \"15%\"",
+        );
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "twins", Duration::from_secs(240))
+            .await?;
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        let c = status
+            .comparisons
+            .iter()
+            .find(|c| c.against == ComparisonKind::Target)
+            .context("no comparison of the targets")?;
+        println!("{c:?}");
+        anyhow::ensure!(
+            (c.candidate.as_str(), c.reference.as_str()) == ("right", "left"),
+            "{c:?}"
+        );
+        anyhow::ensure!(c.tolerance == 0.15, "{c:?}");
+        let t = c.throughput.as_ref().context("no throughput interval")?;
+        anyhow::ensure!(
+            t.verdict == ComparisonVerdict::Equivalent,
+            "identical targets: {t:?}"
+        );
+        let summary = status.summary.clone().unwrap_or_default();
+        anyhow::ensure!(
+            summary
+                .headline
+                .as_deref()
+                .is_some_and(|h| h.starts_with("right/left ")),
+            "{:?}",
+            summary.headline
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
