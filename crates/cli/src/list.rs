@@ -120,9 +120,9 @@ mod tests {
         write_list(&mut out, &runs, true, "bench", now()).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "NAMESPACE  NAME    PHASE      PROGRESS  BEST REQ/S   P99  SLO           AGE\n\
-             bench      demo    Succeeded       4/4        5400  41ms  Violated (1)   6m\n\
-             bench      demo-2  Running         1/4           -     -  -              6m\n"
+            "NAMESPACE  NAME    PHASE      PROGRESS  BEST REQ/S    P99  SLO           AGE\n\
+             bench      demo    Succeeded       4/4        4100  3.1ms  Violated (1)   6m\n\
+             bench      demo-2  Running         1/4           -      -  -              6m\n"
         );
     }
 
