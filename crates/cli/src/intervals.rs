@@ -158,7 +158,7 @@ mod tests {
         assert!(text.contains("Faster ±5%"), "{text}");
         assert!(text.contains("3/3"), "{text}");
         assert!(text.contains("94% (n=3)"), "{text}");
-        assert!(text.contains("0.5% vs 0.0% p=0.001"), "{text}");
+        assert!(text.contains("0.500% vs 0.0% p=0.001"), "{text}");
         assert_eq!(reason_lines(&status.comparisons), Vec::<String>::new());
     }
 
@@ -177,7 +177,8 @@ mod tests {
                 ..r.clone()
             })
             .collect();
-        assert_eq!(across_runs(&first, &other, &at), "2.00× [2.00–2.00] Faster");
+        // Logs 1 % apart on each side, 2 degrees of freedom: t = 4.30.
+        assert_eq!(across_runs(&first, &other, &at), "2.00× [1.94–2.06] Faster");
         assert_eq!(across_runs(&first[..1], &other, &at), NONE);
     }
 }
