@@ -218,6 +218,14 @@ vocabulary! {
         /// measurement is worse than its baseline cell, `False` otherwise. Argo CD and Flux can
         /// turn `True` into a failed health check (see docs/experiments.md, GitOps).
         Regressed = "Regressed",
+        // kstatus (sigs.k8s.io/cli-utils): the conditions GitOps tools read.
+        /// `True` once the run has Succeeded; `False` while it is pending, queued or running
+        /// (reason `Queued`, `Measuring`) and when it Failed.
+        Ready = "Ready",
+        /// `True` while work remains (the run is queued or measuring), `False` once it finished.
+        Reconciling = "Reconciling",
+        /// `True` when the run Failed (it will not go on by itself), `False` otherwise.
+        Stalled = "Stalled",
     }
 }
 
@@ -286,6 +294,13 @@ vocabulary! {
         Worse = "Worse",
         /// No measurement is worse than its baseline cell.
         NoneWorse = "NoneWorse",
+        // kstatus conditions (Ready, Reconciling, Stalled).
+        /// The run has not been started yet.
+        NotStarted = "NotStarted",
+        /// The run succeeded (`Ready=True`).
+        Succeeded = "Succeeded",
+        /// The run has not failed (`Stalled=False`).
+        NotStalled = "NotStalled",
     }
 }
 
