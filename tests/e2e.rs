@@ -12,6 +12,8 @@
 
 #[path = "e2e/browser.rs"]
 mod browser;
+#[path = "e2e/out_of_the_box.rs"]
+mod out_of_the_box;
 #[path = "e2e/seeds.rs"]
 mod seeds;
 #[path = "e2e/support.rs"]
