@@ -228,6 +228,7 @@ impl Default for Observed {
             run_name: String::new(),
             generation: None,
             slot: SlotFacts::default(),
+            nodes: None,
             target_configs: Vec::new(),
             jobs: Vec::new(),
             target: None,
