@@ -10,7 +10,6 @@ use benchrun_api::compare::ComparisonVerdict;
 use benchrun_api::validate::BaselinePlan;
 use benchrun_api::{BaselineComparison, CellResult, Comparison, Coordinates};
 use benchrun_api::{Outcome, Verdict};
-use benchrun_load::LoadResult;
 
 use crate::comparisons::{baseline_entry, round_significant};
 
@@ -48,8 +47,9 @@ pub fn judge(
 ) -> (BaselineComparison, Option<Comparison>) {
     // A measurement of mostly errors answered fast with failures: its throughput compared with
     // the baseline's would read as Better, so it is not compared (and its repeats are left out).
-    if let Some(Err(why @ crate::results::Ineligible::MostlyErrors { .. })) =
-        cell.last().map(|r| crate::results::headline_eligible(r, None))
+    if let Some(Err(why @ crate::results::Ineligible::MostlyErrors { .. })) = cell
+        .last()
+        .map(|r| crate::results::headline_eligible(r, None))
     {
         return (unmatched(format!("not compared: {why}")), None);
     }
@@ -108,19 +108,6 @@ fn unmatched(reason: String) -> BaselineComparison {
         reason: Some(reason),
         ..BaselineComparison::default()
     }
-}
-
-/// The requests of each whole second inside the measured window: the first and last seconds,
-/// cut by the window's edges, would read low and are left out.
-pub fn per_second_throughput(load: &LoadResult) -> Vec<f64> {
-    load.timeline
-        .iter()
-        .filter(|e| {
-            let start = e.second.saturating_mul(1000);
-            start >= load.window_start_ms && start.saturating_add(1000) <= load.window_end_ms
-        })
-        .map(|e| e.requests as f64)
-        .collect()
 }
 
 /// The measured results among `results` with exactly these coordinates (all repeats), in any

@@ -37,7 +37,10 @@ fn only_whole_seconds_inside_the_window_are_samples() {
     };
     l.timeline = (999..=1004).map(|s| entry(s, s - 990)).collect();
     // 999 and 1000 start before the window, 1004 ends after it.
-    assert_eq!(per_second_throughput(&l), vec![11.0, 12.0, 13.0]);
+    assert_eq!(
+        crate::comparisons::per_second_throughput(&l),
+        vec![11.0, 12.0, 13.0]
+    );
     // Their spread: mean 12, standard deviation 1.
     assert_eq!(crate::comparisons::per_second_cv(&l), Some(0.0833));
 }

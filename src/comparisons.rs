@@ -34,7 +34,7 @@ pub fn baseline_tolerance(run: &ValidatedRun) -> f64 {
 /// The coefficient of variation of the per-second throughput inside the measured window
 /// (whole seconds only); `None` with fewer than 2 seconds or none served.
 pub fn per_second_cv(load: &LoadResult) -> Option<f64> {
-    let xs = crate::baseline::per_second_throughput(load);
+    let xs = per_second_throughput(load);
     if xs.len() < 2 {
         return None;
     }
@@ -314,6 +314,19 @@ pub fn headline(comparisons: &[Comparison]) -> Option<String> {
         "{}/{} {figure} {}",
         c.candidate, c.reference, c.verdict
     ))
+}
+
+/// The requests of each whole second inside the measured window: the first and last seconds,
+/// cut by the window's edges, would read low and are left out.
+pub fn per_second_throughput(load: &LoadResult) -> Vec<f64> {
+    load.timeline
+        .iter()
+        .filter(|e| {
+            let start = e.second.saturating_mul(1000);
+            start >= load.window_start_ms && start.saturating_add(1000) <= load.window_end_ms
+        })
+        .map(|e| e.requests as f64)
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,10 +8,13 @@
 //! failure into one of two classes:
 //!
 //! - [`Class::Refused`]: the apiserver answered 4xx other than 408, 409 and 429 (invalid
-//!   object, forbidden, not found, too large). Retrying the same request cannot succeed, so a
-//!   refused apply of a child fails its cell (`plan::plan_refused`) instead of being retried.
-//! - [`Class::Transient`]: 5xx, 408, 409 (conflict), 429 (throttled), timeouts and transport
-//!   errors. The reconcile is retried with a per-run backoff from 5 s doubling up to 5 min by
+//!   object, forbidden, not found, too large), or a 500 whose message says the server-side
+//!   apply could not build the typed patch from the object ([`TYPED_PATCH_ERRORS`], e.g. two
+//!   env entries of one name: "duplicate entries for key"). Retrying the same request cannot
+//!   succeed, so a refused apply of a child fails its cell (`plan::plan_refused`) with the
+//!   apiserver's message instead of being retried until the ready timeout.
+//! - [`Class::Transient`]: other 5xx, 408, 409 (conflict), 429 (throttled), timeouts and
+//!   transport errors. The reconcile is retried with a per-run backoff from 5 s doubling up to 5 min by
 //!   `controller::error_policy`, and reported as a Warning event on the first failure and then
 //!   every [`ANNOUNCE_EVERY`]th ([`announce`]).
 
@@ -89,12 +92,27 @@ pub enum Class {
     Transient,
 }
 
+/// Phrases of the apiserver's 500 answers to a server-side apply whose object cannot be turned
+/// into a typed value or merged (structured-merge-diff): the same object fails the same way
+/// every time.
+pub const TYPED_PATCH_ERRORS: [&str; 3] = [
+    "failed to create typed patch object",
+    "failed to create typed live object",
+    "duplicate entries for key",
+];
+
+/// Whether a 500 answer's `message` says the typed patch could not be built.
+fn permanent_500(message: &str) -> bool {
+    TYPED_PATCH_ERRORS.iter().any(|p| message.contains(p))
+}
+
 /// Sorts a failed API call into [`Class::Refused`] or [`Class::Transient`] (see the module
 /// doc). Pure.
 pub fn classify(e: &kube::Error) -> Class {
     match e {
         kube::Error::Api(s)
-            if (400..500).contains(&s.code) && ![408, 409, 429].contains(&s.code) =>
+            if ((400..500).contains(&s.code) && ![408, 409, 429].contains(&s.code))
+                || (s.code == 500 && permanent_500(&s.message)) =>
         {
             let message = if s.message.is_empty() {
                 s.reason.clone()
@@ -141,6 +159,19 @@ mod tests {
         assert_eq!(
             classify(&api(400, "BadRequest", "")),
             Class::Refused(400, "BadRequest".into())
+        );
+    }
+
+    #[test]
+    fn a_500_saying_the_typed_patch_cannot_be_built_is_refused_with_its_message() {
+        let msg = r#"failed to create typed patch object (bench/r-a-0; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="target"].env: duplicate entries for key [name="BENCHRUN_SERVICE_DB_ADDR"]"#;
+        assert_eq!(
+            classify(&api(500, "InternalError", msg)),
+            Class::Refused(500, msg.into())
+        );
+        assert_eq!(
+            classify(&api(500, "InternalError", "etcdserver: request timed out")),
+            Class::Transient
         );
     }
 

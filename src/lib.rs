@@ -39,6 +39,7 @@ pub mod policy;
 pub mod prometheus;
 pub mod prometheus_clients;
 pub mod promql;
+pub mod promql_scope;
 pub mod results;
 pub mod samples;
 pub mod slots;

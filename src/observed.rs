@@ -80,6 +80,39 @@ pub struct NodeRoles {
     pub load: bool,
 }
 
+/// One schedulable node's room, for the fit check ([`crate::plan::fit`]): allocatable CPU and
+/// memory, and what the pods on it (not finished) already request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeRoom {
+    /// Node name.
+    pub name: String,
+    /// Node labels (matched against the pods' node selectors).
+    pub labels: BTreeMap<String, String>,
+    /// `status.allocatable.cpu` in millicores.
+    pub cpu_allocatable: i64,
+    /// `status.allocatable.memory` in bytes.
+    pub memory_allocatable: i64,
+    /// Sum of the CPU requests of the node's pods that have not finished, in millicores.
+    pub cpu_requested: i64,
+    /// Sum of their memory requests, in bytes.
+    pub memory_requested: i64,
+}
+
+impl NodeRoom {
+    /// Allocatable CPU not yet requested, in millicores.
+    pub fn cpu_free(&self) -> i64 {
+        (self.cpu_allocatable - self.cpu_requested).max(0)
+    }
+    /// Allocatable memory not yet requested, in bytes.
+    pub fn memory_free(&self) -> i64 {
+        (self.memory_allocatable - self.memory_requested).max(0)
+    }
+    /// Whether the node has every label of `selector`.
+    pub fn matches(&self, selector: &BTreeMap<String, String>) -> bool {
+        selector.iter().all(|(k, v)| self.labels.get(k) == Some(v))
+    }
+}
+
 /// The focus measurement's load Job.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobObserved {
@@ -167,6 +200,10 @@ pub struct Observed {
     pub job_starts: BTreeMap<String, i64>,
     /// The node roles the cluster has (none when nodes cannot be listed).
     pub node_roles: NodeRoles,
+    /// Each node's allocatable CPU and memory and what its pods request, read only when the
+    /// run is about to take the measuring slot (for [`crate::plan::fit`]); `None` otherwise
+    /// and when nodes or pods cannot be listed (a namespaced install): the check is skipped.
+    pub nodes: Option<Vec<NodeRoom>>,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
     /// Prometheus usage for the focus window, for a run an older operator left in stage
@@ -191,6 +228,7 @@ impl Default for Observed {
             run_name: String::new(),
             generation: None,
             slot: SlotFacts::default(),
+            nodes: None,
             target_configs: Vec::new(),
             jobs: Vec::new(),
             target: None,

@@ -12,6 +12,9 @@ use benchrun_api::{BenchmarkRunSpec, FieldError};
 pub const PROMETHEUS_FLAG: &str = "--allowed-prometheus-urls (BENCHRUN_ALLOWED_PROMETHEUS_URLS)";
 /// Flag and environment variable of the image allow-list.
 pub const IMAGE_FLAG: &str = "--allowed-image-prefixes (BENCHRUN_ALLOWED_IMAGE_PREFIXES)";
+/// Flag and environment variable that let extra queries read every namespace.
+pub const CLUSTER_WIDE_QUERIES_FLAG: &str =
+    "--allow-cluster-wide-queries (BENCHRUN_ALLOW_CLUSTER_WIDE_QUERIES)";
 
 /// What runs may name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +23,9 @@ pub struct Policy {
     prometheus_urls: Option<Vec<String>>,
     /// Prefixes a target image must start with; empty allows every image.
     image_prefixes: Vec<String>,
+    /// Extra queries run as written, over every namespace (a single-tenant install); otherwise
+    /// they are confined to the run's namespace ([`crate::promql_scope`]).
+    cluster_wide_queries: bool,
 }
 
 impl Policy {
@@ -54,7 +60,19 @@ impl Policy {
         Policy {
             prometheus_urls,
             image_prefixes,
+            cluster_wide_queries: false,
         }
+    }
+
+    /// This policy, with extra queries run over every namespace when `allow` is true.
+    pub fn with_cluster_wide_queries(mut self, allow: bool) -> Self {
+        self.cluster_wide_queries = allow;
+        self
+    }
+
+    /// Whether extra queries are confined to their run's namespace.
+    pub fn confines_queries(&self) -> bool {
+        !self.cluster_wide_queries
     }
 
     /// Every way `spec` exceeds the allow-lists, each naming the field and how to allow it.
@@ -88,10 +106,35 @@ impl Policy {
                 }
             }
         }
+        if self.confines_queries() {
+            confinable(spec, &mut errors);
+        }
         if errors.is_empty() {
             Ok(())
         } else {
             Err(errors)
+        }
+    }
+}
+
+/// Every extra query must parse, so that it can be confined to the run's namespace: each is
+/// confined with placeholder values for `$namespace`, `$pods` and `$window`.
+fn confinable(spec: &BenchmarkRunSpec, errors: &mut Vec<FieldError>) {
+    let Some(p) = &spec.prometheus else { return };
+    let sel = crate::promql::Selector {
+        namespace: "namespace",
+        pods: "pods-.*",
+    };
+    for (i, q) in p.extra_queries.iter().enumerate() {
+        let text = crate::promql::extra(&q.query, &sel, "30s");
+        if let Err(e) = crate::promql_scope::confine(&text, "namespace") {
+            errors.push(FieldError {
+                field: format!("spec.prometheus.extraQueries[{i}].query"),
+                message: format!(
+                    "{e}: extra queries are confined to the run's namespace, which needs a query the PromQL parser reads; \
+                     correct the query, or ask the operator's administrator for {CLUSTER_WIDE_QUERIES_FLAG}, which runs them as written"
+                ),
+            });
         }
     }
 }
@@ -106,6 +149,48 @@ fn normalize_url(url: &str) -> String {
         .unwrap_or(trimmed)
         .trim_end_matches('/')
         .to_string()
+}
+
+#[cfg(test)]
+mod query_tests {
+    use super::*;
+
+    fn with_query() -> BenchmarkRunSpec {
+        serde_json::from_value(serde_json::json!({
+            "targets": [{"name": "t", "image": "img:1"}],
+            "scenarios": [{"name": "hello", "path": "/hello"}],
+            "load": {"duration": "10s"},
+            "prometheus": {"extraQueries": [
+                {"name": "ok", "query": "sum(rate(x{pod=~\"$pods\"}[$window]))"},
+                {"name": "bad", "query": "sum(rate(x[$window])"}
+            ]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_query_the_parser_cannot_confine_is_refused_naming_the_field_and_the_flag() {
+        let errs = Policy::new("http://p:9090", &[], &[])
+            .check(&with_query())
+            .unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, "spec.prometheus.extraQueries[1].query");
+        assert!(
+            errs[0].message.contains("cannot be parsed as PromQL"),
+            "{errs:?}"
+        );
+        assert!(
+            errs[0].message.contains(CLUSTER_WIDE_QUERIES_FLAG),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn with_cluster_wide_queries_allowed_queries_are_not_parsed() {
+        let p = Policy::new("http://p:9090", &[], &[]).with_cluster_wide_queries(true);
+        assert!(!p.confines_queries());
+        assert_eq!(p.check(&with_query()), Ok(()));
+    }
 }
 
 #[cfg(test)]

@@ -145,6 +145,9 @@ pub struct UsageQuery {
     pub before_load: Option<jiff::Timestamp>,
     /// The run's extra queries.
     pub extra: Vec<ExtraQuery>,
+    /// Confine the extra queries to `namespace` ([`crate::promql_scope`]); false for an
+    /// operator that allows cluster-wide queries.
+    pub confine_extra: bool,
     /// The run's backing services.
     pub services: Vec<ServiceQuery>,
 }
@@ -375,6 +378,17 @@ impl Prometheus {
         let mut extra = BTreeMap::new();
         for e in &q.extra {
             let query = promql::extra(&e.query, &target, &window);
+            let query = match q.confine_extra {
+                true => match crate::promql_scope::confine(&query, &q.namespace) {
+                    Ok(confined) => confined,
+                    // Refused at validation; a query that fails here is skipped, not run wide.
+                    Err(err) => {
+                        tracing::warn!(name = %e.name, error = %err, "extra query not confined; skipped");
+                        continue;
+                    }
+                },
+                false => query,
+            };
             match self.instant(&query, q.end).await {
                 Ok(Some(v)) => {
                     extra.insert(e.name.clone(), v);

@@ -313,3 +313,59 @@ fn leader_election_may_only_create_and_renew_its_own_lease_in_its_namespace() {
         "wildcards in deploy/base/leader-election.yaml"
     );
 }
+
+/// The operator never runs on a node labelled `benchrun.dev/role=target` (required, NotIn so
+/// that unlabelled nodes qualify), in the base and in every overlay (none patches the
+/// affinity away); its CPU request fits beside a load pod of the defaults on the local
+/// cluster's load node, where both replicas then run.
+#[test]
+fn operator_stays_off_the_target_nodes_in_every_install() {
+    let all = docs("deploy/base/operator.yaml");
+    let dep = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let pod = &dep["spec"]["template"]["spec"];
+    let terms = &pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"];
+    let terms = terms.as_sequence().expect("required node affinity terms");
+    assert!(!terms.is_empty());
+    // Terms are ORed: every one must exclude the target nodes.
+    for t in terms {
+        let excludes = t["matchExpressions"]
+            .as_sequence()
+            .expect("matchExpressions")
+            .iter()
+            .any(|e| {
+                e["key"] == "benchrun.dev/role"
+                    && e["operator"] == "NotIn"
+                    && e["values"]
+                        .as_sequence()
+                        .is_some_and(|v| v.iter().any(|x| x == "target"))
+            });
+        assert!(
+            excludes,
+            "a node affinity term lets the operator onto target nodes: {t:?}"
+        );
+    }
+    for overlay in [
+        "deploy/local/kustomization.yaml",
+        "deploy/namespaced/kustomization.yaml",
+    ] {
+        assert!(
+            !read(overlay).contains("affinity"),
+            "{overlay} patches the operator's affinity"
+        );
+    }
+    // Two replicas' requests on the local load node (1 CPU allocatable, a 1m canary) leave
+    // room for two load pods of the default request: the next cell's load pod is made while
+    // the current one runs.
+    let cpu = pod["containers"][0]["resources"]["requests"]["cpu"]
+        .as_str()
+        .unwrap();
+    let operator = benchrun_api::units::cpu_millis(cpu).unwrap();
+    let load = benchrun_api::spec::default_load_resources();
+    let load =
+        benchrun_api::units::cpu_millis(load.cpu_request.as_deref().unwrap_or(&load.cpu)).unwrap();
+    assert!(
+        2 * operator + 1 + 2 * load <= 1000,
+        "operator request {cpu}, load request {load}m"
+    );
+}

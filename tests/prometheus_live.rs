@@ -49,6 +49,7 @@ fn burner_query(
         target_pod_cpu_limit_cores: 0.5,
         before_load: Some(end - jiff::SignedDuration::from_secs(secs)),
         extra,
+        confine_extra: false,
         // The same pod read as a backing service: its figures must be the target's.
         services: vec![ServiceQuery {
             name: "burner".into(),

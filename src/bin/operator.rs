@@ -64,6 +64,11 @@ struct Args {
     /// (comma-separated; empty: any image). A run naming another image is refused.
     #[arg(long, env = "BENCHRUN_ALLOWED_IMAGE_PREFIXES", value_delimiter = ',')]
     allowed_image_prefixes: Vec<String>,
+    /// Run `spec.prometheus.extraQueries` as written, over every namespace (a single-tenant
+    /// install). Without it each selector is confined to the run's namespace and a query the
+    /// PromQL parser cannot read is refused.
+    #[arg(long, env = "BENCHRUN_ALLOW_CLUSTER_WIDE_QUERIES")]
+    allow_cluster_wide_queries: bool,
     #[command(flatten)]
     lease: LeaseArgs,
 }
@@ -87,7 +92,8 @@ async fn main() -> anyhow::Result<()> {
         &args.prometheus_url,
         &args.allowed_prometheus_urls,
         &args.allowed_image_prefixes,
-    );
+    )
+    .with_cluster_wide_queries(args.allow_cluster_wide_queries);
     tracing::info!(prometheus_urls = ?args.allowed_prometheus_urls, image_prefixes = ?args.allowed_image_prefixes, "allow-lists (beyond the operator's own Prometheus)");
     let config = Config {
         policy,

@@ -193,8 +193,8 @@ mod tests {
         let c = &pod.containers[0];
         assert_eq!(c.image.as_deref(), Some("example/store:2"));
         let limits = c.resources.clone().unwrap().limits.unwrap();
-        assert_eq!(limits["cpu"].0, "1", "the default CPU");
-        assert_eq!(limits["memory"].0, "512Mi", "the default memory");
+        assert_eq!(limits["cpu"].0, "250m", "the default CPU");
+        assert_eq!(limits["memory"].0, "256Mi", "the default memory");
         let probe = c.readiness_probe.clone().unwrap();
         assert_eq!(probe.http_get.unwrap().port, IntOrString::Int(9000));
         assert_eq!(

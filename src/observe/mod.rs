@@ -29,6 +29,8 @@ use crate::prometheus::{ServiceQuery, UsageQuery};
 use crate::results;
 use crate::slots::{self, RunView, SlotFacts};
 
+pub mod nodes;
+
 /// Waiting reasons that do not go away by waiting.
 const FATAL: &[&str] = &["InvalidImageName", "ErrImageNeverPull"];
 /// Waiting reasons worth naming when a target does not become ready.
@@ -127,6 +129,11 @@ pub async fn observe(
         o.services = services_state(ctx, owner, v, backing).await?;
     }
     o.node_roles = node_roles(ctx).await;
+    if status.phase != Some(benchrun_api::Phase::Running)
+        && o.slot.decision() == slots::SlotDecision::Grant
+    {
+        o.nodes = nodes::rooms(ctx).await;
+    }
     o.metrics_retry_for = ctx.config.metrics_retry_for;
     for due in plan::collections_due(status, now) {
         o.pending.push(pending(ctx, v, owner, &due).await?);
@@ -184,6 +191,17 @@ pub async fn observe(
         o.load_nodes.dedup();
         o.load_started_ms = load_started(&pods, v.load_pods);
         o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
+        if o.job == JobObserved::Running {
+            let start = start_at(job).or_else(|| {
+                job.metadata
+                    .creation_timestamp
+                    .as_ref()
+                    .map(|t| t.0.as_millisecond())
+            });
+            if let Some(why) = nodes::load_unschedulable(&pods, start, now.as_millisecond()) {
+                o.job = JobObserved::Failed(why);
+            }
+        }
     }
     let stage = status.current.as_ref().map(|c| c.stage);
     // What is recorded with the result when the load has ended: the image's size and the
@@ -850,6 +868,7 @@ async fn usage(
             .as_ref()
             .map(|p| p.extra_queries.clone())
             .unwrap_or_default(),
+        confine_extra: ctx.config.policy.confines_queries(),
         services: v
             .spec
             .services

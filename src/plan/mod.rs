@@ -421,6 +421,7 @@ fn plan_rejected(
         now,
         generation,
     );
+    kstatus::set_kstatus_conditions(&mut s, now, generation);
     Decision {
         actions: Vec::new(),
         status: s,
@@ -521,7 +522,8 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn decision(self) -> Decision {
+    fn decision(mut self) -> Decision {
+        kstatus::set_kstatus_conditions(&mut self.status, self.now, self.obs.generation);
         Decision {
             actions: self.actions,
             status: self.status,
@@ -567,6 +569,8 @@ pub fn detail_json(load: &LoadResult) -> String {
     serde_json::to_string(&slim).unwrap_or_default()
 }
 
+pub mod fit;
+pub mod kstatus;
 pub mod placement;
 
 mod steps;

@@ -74,7 +74,7 @@ impl Planner<'_> {
     }
 
     /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
-    fn accept(&mut self) {
+    pub(super) fn accept(&mut self) {
         let mut message = match self.run.short_window_warning() {
             Some(w) => format!("the spec is valid; warning: {w}"),
             None => "the spec is valid".into(),
@@ -91,6 +91,9 @@ impl Planner<'_> {
         match self.obs.slot.decision() {
             SlotDecision::Holds => {}
             SlotDecision::Grant => {
+                if self.fail_unfit_cells() {
+                    return;
+                }
                 self.actions.push(Action::TakeSlot);
                 self.after(Duration::ZERO);
                 return;

@@ -57,14 +57,18 @@ pub struct BackingService {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
 
-    /// Environment variables of the container, after the two the operator sets from the
-    /// Downward API: `BENCHRUN_CPU_LIMIT_MILLICORES` and `BENCHRUN_MEMORY_LIMIT_BYTES`, the
-    /// container's CPU limit in millicores and memory limit in bytes.
+    /// Environment variables of the container, at most 128, after the two the operator sets
+    /// from the Downward API: `BENCHRUN_CPU_LIMIT_MILLICORES` and `BENCHRUN_MEMORY_LIMIT_BYTES`,
+    /// the container's CPU limit in millicores and memory limit in bytes. Names starting with
+    /// `BENCHRUN_` are reserved for the variables the operator injects.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    // Item bound: keeps the apiserver's CEL cost estimate of the rule below within its budget.
+    #[schemars(length(max = 128))]
+    #[x_kube(validation = Rule::new("self.all(v, !v.name.startsWith('BENCHRUN_'))").message("services[].env: names starting with BENCHRUN_ are reserved for the variables the operator injects (service addresses, the container's limits): rename the variable; its value may still refer to them, e.g. $(BENCHRUN_SERVICE_DB_ADDR)"))]
     pub env: Vec<EnvVar>,
 
-    /// CPU and memory of the service's pod (default 1 CPU and 512Mi, requests equal to the
-    /// limits). Give it enough: its usage is reported per cell, and a cell whose service
+    /// CPU and memory of the service's pod (default 250m and 256Mi, requests equal to the
+    /// limits, sized to fit a node of 1 CPU beside a target of the default size). Give it enough: its usage is reported per cell, and a cell whose service
     /// reached its CPU limit gets the `ServiceBound` warning.
     #[serde(default = "default_service_resources")]
     pub resources: Resources,
@@ -118,8 +122,12 @@ pub struct SeedStep {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
 
-    /// Environment variables of the seeding container (after the address variables).
+    /// Environment variables of the seeding container (after the address variables), at most
+    /// 128. Names starting with `BENCHRUN_` are reserved for the variables the operator injects.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    // Item bound: keeps the apiserver's CEL cost estimate of the rule below within its budget.
+    #[schemars(length(max = 128))]
+    #[x_kube(validation = Rule::new("self.all(v, !v.name.startsWith('BENCHRUN_'))").message("services[].seed.env: names starting with BENCHRUN_ are reserved for the variables the operator injects (service addresses, the container's limits): rename the variable; its value may still refer to them, e.g. $(BENCHRUN_SERVICE_DB_ADDR)"))]
     pub env: Vec<EnvVar>,
 
     /// Longest the Job may run, e.g. `"5m"` (default `10m`, at most `1h`).
@@ -134,8 +142,8 @@ fn default_port() -> i32 {
 /// Resources of a backing service when `services[].resources` is not set.
 pub fn default_service_resources() -> Resources {
     Resources {
-        cpu: "1".into(),
-        memory: "512Mi".into(),
+        cpu: "250m".into(),
+        memory: "256Mi".into(),
         cpu_request: None,
         memory_request: None,
     }

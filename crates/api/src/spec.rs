@@ -82,8 +82,8 @@ pub struct BenchmarkRunSpec {
     #[schemars(length(min = 1, max = 16))]
     pub scenarios: Vec<Scenario>,
 
-    /// CPU and memory for every target pod (requests equal limits unless set apart, which gives
-    /// the Guaranteed QoS class). `matrix.cpu` and `matrix.memory` override the limits per cell;
+    /// CPU and memory for every target pod (default 500m and 512Mi; requests equal limits
+    /// unless set apart, which gives the Guaranteed QoS class). `matrix.cpu` and `matrix.memory` override the limits per cell;
     /// a `cpuRequest` or `memoryRequest` set here applies to every cell, so it must not exceed
     /// any swept limit.
     #[serde(default = "default_target_resources")]
@@ -202,12 +202,16 @@ pub struct Target {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
 
-    /// Environment variables of the container (e.g. `JAVA_OPTS`). Before them the operator sets
-    /// the container's own limits from the Downward API: `BENCHRUN_CPU_LIMIT_MILLICORES` (the
-    /// CPU limit in millicores, `500` for `500m`) and `BENCHRUN_MEMORY_LIMIT_BYTES`, so a
-    /// runtime can size its worker pool from the limit (`$(BENCHRUN_CPU_LIMIT_MILLICORES)` works
-    /// here); then the backing services' addresses.
+    /// Environment variables of the container (e.g. `JAVA_OPTS`), at most 128. Before them the
+    /// operator sets the container's own limits from the Downward API:
+    /// `BENCHRUN_CPU_LIMIT_MILLICORES` (the CPU limit in millicores, `500` for `500m`) and
+    /// `BENCHRUN_MEMORY_LIMIT_BYTES`, so a runtime can size its worker pool from the limit
+    /// (`$(BENCHRUN_CPU_LIMIT_MILLICORES)` works here); then the backing services' addresses.
+    /// Names starting with `BENCHRUN_` are reserved for the variables the operator injects.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    // Item bound: keeps the apiserver's CEL cost estimate of the rule below within its budget.
+    #[schemars(length(max = 128))]
+    #[x_kube(validation = Rule::new("self.all(v, !v.name.startsWith('BENCHRUN_'))").message("targets[].env: names starting with BENCHRUN_ are reserved for the variables the operator injects (service addresses, the container's limits): rename the variable; its value may still refer to them, e.g. $(BENCHRUN_SERVICE_DB_ADDR)"))]
     pub env: Vec<EnvVar>,
 
     /// HTTP path of the readiness probe, e.g. `/healthz`. When absent, readiness is a TCP
@@ -470,8 +474,9 @@ pub struct Load {
     #[schemars(range(min = 1, max = 16))]
     pub pods: i32,
 
-    /// CPU and memory of each load pod (default 1 CPU, 256Mi). A load pod above ~90 % of its
-    /// CPU limit is flagged as generator-bound.
+    /// CPU and memory of each load pod (default: limit 1 CPU, request 400m, 256Mi, so that two
+    /// load pods fit a node of 1 CPU). A load pod above ~90 % of its CPU limit is flagged as
+    /// generator-bound.
     #[serde(default = "default_load_resources")]
     pub resources: Resources,
 
@@ -691,19 +696,26 @@ fn default_method() -> String {
 fn default_timeout() -> String {
     "10s".into()
 }
-fn default_target_resources() -> Resources {
+/// `spec.resources` when not set: 500m CPU and 512Mi, requests equal to the limits
+/// (Guaranteed). Sized for the smallest cluster benchrun is made for, the local one (1 CPU
+/// allocatable per node): the target pod fits its node beside a backing service of the
+/// default size.
+pub fn default_target_resources() -> Resources {
     Resources {
-        cpu: "1".into(),
+        cpu: "500m".into(),
         memory: "512Mi".into(),
         cpu_request: None,
         memory_request: None,
     }
 }
-fn default_load_resources() -> Resources {
+/// `load.resources` when not set: a limit of 1 CPU, a request of 400m, 256Mi. The request is
+/// below the limit so that two load pods (the next cell's is made while the current one runs)
+/// fit a node of 1 CPU beside the operator; the limit lets one pod use the whole CPU.
+pub fn default_load_resources() -> Resources {
     Resources {
         cpu: "1".into(),
         memory: "256Mi".into(),
-        cpu_request: None,
+        cpu_request: Some("400m".into()),
         memory_request: None,
     }
 }

@@ -25,7 +25,8 @@ pub struct BenchmarkRunStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Accepted, Running, Succeeded, Failed, SLOsMet, ResultsValid, MetricsAvailable,
-    /// ChildrenApplied.
+    /// ChildrenApplied, Regressed; and Ready, Reconciling and Stalled in the form kstatus
+    /// (Flux, kpt, Config Sync) and `kubectl wait --for=condition=Ready` read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// Finished measurements over all measurements, e.g. `17/72`.

@@ -265,6 +265,14 @@ vocabulary! {
         /// told apart yet. Argo CD and Flux can turn `True` into a failed health check (see
         /// docs/experiments.md, GitOps).
         Regressed = "Regressed",
+        // kstatus (sigs.k8s.io/cli-utils): the conditions GitOps tools read.
+        /// `True` once the run has Succeeded; `False` while it is pending, queued or running
+        /// (reason `Queued`, `Measuring`) and when it Failed.
+        Ready = "Ready",
+        /// `True` while work remains (the run is queued or measuring), `False` once it finished.
+        Reconciling = "Reconciling",
+        /// `True` when the run Failed (it will not go on by itself), `False` otherwise.
+        Stalled = "Stalled",
     }
 }
 
@@ -336,6 +344,13 @@ vocabulary! {
         /// No cell is worse than its baseline cell, but some comparison is `Inconclusive`: the
         /// repeats cannot tell a change within the tolerance from one beyond it.
         Inconclusive = "Inconclusive",
+        // kstatus conditions (Ready, Reconciling, Stalled).
+        /// The run has not been started yet.
+        NotStarted = "NotStarted",
+        /// The run succeeded (`Ready=True`).
+        Succeeded = "Succeeded",
+        /// The run has not failed (`Stalled=False`).
+        NotStalled = "NotStalled",
     }
 }
 

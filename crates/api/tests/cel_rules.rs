@@ -356,3 +356,22 @@ fn backing_services_are_checked_at_admission() {
         "services[].podSecurity must be Restricted or Baseline",
     );
 }
+
+#[test]
+fn env_names_with_the_reserved_benchrun_prefix_are_rejected_naming_the_field() {
+    with("{targets: [{name: a, image: x, env: [{name: DB_URL, value: 'http://$(BENCHRUN_SERVICE_DB_ADDR)'}]}]}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{targets: [{name: a, image: x, env: [{name: BENCHRUN_SERVICE_DB_ADDR, value: x}]}]}",
+        "targets[].env: names starting with BENCHRUN_ are reserved",
+    );
+    rejected_with(
+        "{services: [{name: db, image: x, env: [{name: BENCHRUN_CPU_LIMIT_MILLICORES, value: '1'}]}]}",
+        "services[].env: names starting with BENCHRUN_ are reserved",
+    );
+    rejected_with(
+        "{services: [{name: db, image: x, seed: {args: [load], env: [{name: BENCHRUN_X, value: '1'}]}}]}",
+        "services[].seed.env: names starting with BENCHRUN_ are reserved",
+    );
+}

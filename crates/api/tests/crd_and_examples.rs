@@ -64,3 +64,51 @@ fn every_example_parses_validates_and_passes_cel() {
         }
     }
 }
+
+/// Every `description` in `v`, with the path of the schema it belongs to.
+fn descriptions(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                match x.as_str() {
+                    Some(d) if k == "description" => out.push((path.to_string(), d.to_string())),
+                    _ => descriptions(x, &format!("{path}.{k}"), out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                descriptions(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn kubectl_explain_shows_no_line_break_inside_a_sentence() {
+    let crd = serde_json::to_value(benchrun_api::crd()).unwrap();
+    let mut all = Vec::new();
+    descriptions(&crd, "", &mut all);
+    assert!(all.len() > 100, "only {} descriptions found", all.len());
+    let broken: Vec<&(String, String)> = all
+        .iter()
+        .filter(|(_, d)| !benchrun_api::reflow::breaks_only_between_blocks(d))
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "{} descriptions break inside a paragraph, e.g. {:?}",
+        broken.len(),
+        broken.first()
+    );
+    // The field the issue found broken after "the measured" and "e.g.".
+    let ramp = all
+        .iter()
+        .find(|(p, _)| p.ends_with("load.properties.rampUp"))
+        .expect("spec.load.rampUp has a description");
+    assert!(
+        ramp.1.contains("the measured window, e.g. `\"10s\"`"),
+        "{}",
+        ramp.1
+    );
+}

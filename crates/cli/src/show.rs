@@ -471,6 +471,7 @@ mod tests {
             baseline_samples: 60,
             samples: 30,
             reason: None,
+            ..Default::default()
         });
         results[2].baseline = Some(benchrun_api::BaselineComparison {
             verdict: Verdict::Unmatched,

@@ -4,11 +4,19 @@
 use std::fmt;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::EnvVar;
+
 use crate::units;
 
 /// Shortest non-zero duration handed to the load generator: [`units::format_duration`] has
 /// millisecond resolution, so anything shorter would reach it as `0s`.
 pub(crate) const MIN_DURATION: Duration = Duration::from_millis(1);
+
+/// Prefix of the environment variables the operator injects into target, service and seeding
+/// containers (service addresses, the container's own limits, ...). A spec's own `env` may
+/// refer to them with `$(...)` but not name one: two entries of one name make every
+/// server-side apply of the pod template fail.
+pub const RESERVED_ENV_PREFIX: &str = "BENCHRUN_";
 
 /// A problem with one field of the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,5 +137,21 @@ pub(crate) fn check_name(field: String, name: &str, errors: &mut Vec<FieldError>
 pub(crate) fn check_image(field: String, image: &str, errors: &mut Vec<FieldError>) {
     if image.trim().is_empty() {
         errors.push(err(field, "must not be empty"));
+    }
+}
+
+/// No variable of the `env` list at `field` may have a name starting with
+/// [`RESERVED_ENV_PREFIX`].
+pub(crate) fn check_env(field: &str, env: &[EnvVar], errors: &mut Vec<FieldError>) {
+    for (i, v) in env.iter().enumerate() {
+        if v.name.starts_with(RESERVED_ENV_PREFIX) {
+            errors.push(err(
+                format!("{field}[{i}].name"),
+                format!(
+                    "{:?} starts with {RESERVED_ENV_PREFIX}, which is reserved for the variables the operator injects: rename the variable (its value may still refer to them, e.g. $(BENCHRUN_SERVICE_DB_ADDR))",
+                    v.name
+                ),
+            ));
+        }
     }
 }

@@ -163,6 +163,7 @@ mod tests {
     #[test]
     fn requests_above_a_swept_limit_are_rejected_naming_the_field_and_fix() {
         let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.resources.cpu = "1".into();
         s.resources.cpu_request = Some("1".into());
         s.resources.memory_request = Some("512Mi".into());
         s.matrix = Some(crate::Matrix {

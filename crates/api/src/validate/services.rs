@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::EnvVar;
 
-use super::field::{check_image, check_name, err, unique, FieldError};
+use super::field::{check_env, check_image, check_name, err, unique, FieldError};
 use super::resources::{resources, ResourcePlan};
 use super::targets::{pod_security, PodSecurity};
 use crate::services::{BackingService, SeedStep, DEFAULT_SEED_TIMEOUT, MAX_SERVICES};
@@ -81,6 +81,10 @@ fn service(i: usize, s: &BackingService, e: &mut Vec<FieldError>) -> ServicePlan
     let field = format!("spec.services[{i}]");
     check_name(format!("{field}.name"), &s.name, e);
     check_image(format!("{field}.image"), &s.image, e);
+    check_env(&format!("{field}.env"), &s.env, e);
+    if let Some(seed) = &s.seed {
+        check_env(&format!("{field}.seed.env"), &seed.env, e);
+    }
     if !(1..=65535).contains(&s.port) {
         e.push(err(
             format!("{field}.port"),
@@ -151,14 +155,14 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_port_8080_one_cpu_and_512mi() {
+    fn defaults_are_port_8080_250m_and_256mi() {
         let s = service("db");
         assert_eq!(s.port, 8080);
         assert_eq!(s.resources, default_service_resources());
         let mut e = Vec::new();
         let plans = parse(&[s], &mut e);
         assert!(e.is_empty(), "{e:?}");
-        assert_eq!(plans[0].resources.cpu_millis, 1000);
+        assert_eq!(plans[0].resources.cpu_millis, 250);
         assert_eq!(plans[0].seed_timeout, DEFAULT_SEED_TIMEOUT);
     }
 
@@ -195,6 +199,8 @@ mod tests {
         b.name = "DB_2".into();
         b.port = 0;
         b.run_as_user = Some(0);
+        a.env = serde_json::from_str(r#"[{"name": "BENCHRUN_X", "value": "1"}]"#).unwrap();
+        a.seed.as_mut().unwrap().env = a.env.clone();
         let mut e = Vec::new();
         parse(&[a, b.clone(), b.clone(), b.clone(), b], &mut e);
         let fields: Vec<&str> = e.iter().map(|x| x.field.as_str()).collect();
@@ -203,6 +209,8 @@ mod tests {
             "spec.services[0].seed.timeout",
             "spec.services[0].seed",
             "spec.services[0].resources.memory",
+            "spec.services[0].env[0].name",
+            "spec.services[0].seed.env[0].name",
             "spec.services[1].name",
             "spec.services[1].port",
             "spec.services[1].runAsUser",

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{EnvVar, Toleration};
 
-use super::field::{check_image, check_name, err, unique, FieldError};
+use super::field::{check_env, check_image, check_name, err, unique, FieldError};
 use crate::spec::Target;
 
 /// Pod Security Standard a target's pods are built to (`targets[].podSecurity`).
@@ -60,6 +60,7 @@ pub(crate) fn parse(targets: &[Target], e: &mut Vec<FieldError>) -> Vec<TargetPl
     for (i, t) in targets.iter().enumerate() {
         check_name(format!("spec.targets[{i}].name"), &t.name, e);
         check_image(format!("spec.targets[{i}].image"), &t.image, e);
+        check_env(&format!("spec.targets[{i}].env"), &t.env, e);
     }
     targets
         .iter()
@@ -156,6 +157,21 @@ mod tests {
             errs[1].message.contains("podSecurity: Baseline"),
             "{errs:?}"
         );
+    }
+
+    #[test]
+    fn a_target_env_naming_a_reserved_variable_is_refused_naming_the_entry() {
+        let mut s = spec(r#"{"connections": 4, "duration": "10s"}"#);
+        s.targets[0].env = serde_json::from_str(
+            r#"[{"name": "DB_URL", "value": "mongodb://$(BENCHRUN_SERVICE_DB_ADDR)"},
+                {"name": "BENCHRUN_SERVICE_DB_ADDR", "value": "x"}]"#,
+        )
+        .unwrap();
+        let errs = validate(&s).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].field, "spec.targets[0].env[1].name");
+        assert!(errs[0].message.contains("reserved"), "{errs:?}");
+        assert!(errs[0].message.contains("rename"), "{errs:?}");
     }
 
     #[test]

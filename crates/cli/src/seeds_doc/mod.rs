@@ -6,7 +6,6 @@
 
 mod claims;
 mod render;
-pub mod stand_in;
 mod verdict;
 
 pub use claims::{

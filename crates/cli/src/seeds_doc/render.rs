@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::claims::{Claim, ClaimsFile, Comparison, Expect, Metric, SeedClaims};
-use super::stand_in::{compare_repeats, ComparisonVerdict, RatioEstimate};
 use super::verdict::{judge, values, Verdict};
 use super::{Manifest, RunFiles};
+use benchrun_api::compare::{compare_repeats, ComparisonVerdict, RatioEstimate};
 
 /// Default margin of "equal" and of a difference that counts.
 const DEFAULT_TOLERANCE: f64 = 0.05;

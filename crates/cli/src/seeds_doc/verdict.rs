@@ -3,7 +3,7 @@
 use benchrun_api::{BenchmarkRun, CellResult, Outcome};
 
 use super::claims::{Expect, Metric, Selector};
-use super::stand_in::{ComparisonVerdict, RatioEstimate};
+use benchrun_api::compare::{ComparisonVerdict, RatioEstimate};
 
 /// What our run says about a claim or one of its comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

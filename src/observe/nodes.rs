@@ -1,0 +1,230 @@
+//! The nodes' room for new pods (allocatable minus the requests of the pods on them), read for
+//! the fit check before a run takes the measuring slot ([`crate::plan::fit`]), and how long a
+//! load pod may wait for the scheduler.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+
+use crate::context::Context;
+use crate::observed::NodeRoom;
+
+/// How long past its start a load pod may stay unscheduled (`PodScheduled=False`, reason
+/// `Unschedulable`) before its measurement fails quoting the scheduler: time for the previous
+/// measurement's load pod, which its CPU may wait for, to be gone.
+pub const LOAD_UNSCHEDULABLE_GRACE_MS: i64 = 30_000;
+
+/// Every schedulable node's room, or `None` when nodes or pods cannot be listed (a namespaced
+/// install has no right to; the fit check is then skipped).
+pub async fn rooms(ctx: &Context) -> Option<Vec<NodeRoom>> {
+    let nodes = match Api::<Node>::all(ctx.client.clone())
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(n) => n.items,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot list nodes; skipping the fit check");
+            return None;
+        }
+    };
+    let pods = match Api::<Pod>::all(ctx.client.clone())
+        .list(&ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed"))
+        .await
+    {
+        Ok(p) => p.items,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot list pods; skipping the fit check");
+            return None;
+        }
+    };
+    Some(room_of(&nodes, &pods))
+}
+
+/// Each schedulable node's room given the pods (not finished) bound to it. Pure.
+pub fn room_of(nodes: &[Node], pods: &[Pod]) -> Vec<NodeRoom> {
+    let mut requested: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for p in pods {
+        let Some(spec) = &p.spec else { continue };
+        let Some(node) = spec.node_name.as_deref() else {
+            continue;
+        };
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed")) {
+            continue;
+        }
+        let (cpu, memory) = pod_requests(spec);
+        let e = requested.entry(node).or_default();
+        e.0 += cpu;
+        e.1 += memory;
+    }
+    nodes
+        .iter()
+        .filter(|n| {
+            !n.spec
+                .as_ref()
+                .and_then(|s| s.unschedulable)
+                .unwrap_or(false)
+        })
+        .map(|n| {
+            let alloc = n.status.as_ref().and_then(|s| s.allocatable.as_ref());
+            let q = |k: &str| alloc.and_then(|a| a.get(k)).map(|q| q.0.clone());
+            let name = n.name_any();
+            let (cpu_requested, memory_requested) =
+                requested.get(name.as_str()).copied().unwrap_or_default();
+            NodeRoom {
+                labels: n.labels().clone(),
+                cpu_allocatable: q("cpu").map_or(0, |c| cpu(&c)),
+                memory_allocatable: q("memory").map_or(0, |m| memory(&m)),
+                cpu_requested,
+                memory_requested,
+                name,
+            }
+        })
+        .collect()
+}
+
+fn cpu(q: &str) -> i64 {
+    benchrun_api::units::cpu_millis(q).unwrap_or(0)
+}
+
+fn memory(q: &str) -> i64 {
+    benchrun_api::units::memory_bytes(q).unwrap_or(0)
+}
+
+/// A pod's effective requests as the scheduler counts them: the sum over its containers, or
+/// an init container's when larger, plus the pod overhead.
+fn pod_requests(spec: &k8s_openapi::api::core::v1::PodSpec) -> (i64, i64) {
+    let req = |r: Option<&k8s_openapi::api::core::v1::ResourceRequirements>| {
+        let m = r.and_then(|r| r.requests.as_ref());
+        let get = |k: &str| m.and_then(|m| m.get(k)).map(|q| q.0.clone());
+        (
+            get("cpu").map_or(0, |c| cpu(&c)),
+            get("memory").map_or(0, |b| memory(&b)),
+        )
+    };
+    let (mut c, mut m) = spec
+        .containers
+        .iter()
+        .map(|x| req(x.resources.as_ref()))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    for init in spec.init_containers.iter().flatten() {
+        let (ic, im) = req(init.resources.as_ref());
+        c = c.max(ic);
+        m = m.max(im);
+    }
+    if let Some(o) = &spec.overhead {
+        c += o.get("cpu").map_or(0, |q| cpu(&q.0));
+        m += o.get("memory").map_or(0, |q| memory(&q.0));
+    }
+    (c, m)
+}
+
+/// The scheduler's word on a load pod that has waited past its start by more than
+/// [`LOAD_UNSCHEDULABLE_GRACE_MS`] (`start_ms`: the Job's agreed start, else its creation):
+/// `pod NAME cannot be scheduled: Unschedulable: 0/2 nodes are available: ...`. Pure.
+pub fn load_unschedulable(pods: &[Pod], start_ms: Option<i64>, now_ms: i64) -> Option<String> {
+    if now_ms - start_ms? <= LOAD_UNSCHEDULABLE_GRACE_MS {
+        return None;
+    }
+    pods.iter().find_map(|p| {
+        let c = p
+            .status
+            .as_ref()?
+            .conditions
+            .as_ref()?
+            .iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
+        (c.reason.as_deref() == Some("Unschedulable")).then(|| {
+            format!(
+                "load pod {} could not be scheduled {} s after its start: {}: {}",
+                p.name_any(),
+                (now_ms - start_ms.unwrap_or(now_ms)) / 1000,
+                c.reason.clone().unwrap_or_default(),
+                c.message.clone().unwrap_or_default()
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, role: &str, cpu: &str) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"benchrun.dev/role": role}},
+            "status": {"allocatable": {"cpu": cpu, "memory": "4Gi"}}
+        }))
+        .unwrap()
+    }
+
+    fn pod(node: &str, cpu: &str, phase: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": node, "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}},
+                {"name": "b"}
+            ]},
+            "status": {"phase": phase}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn room_is_allocatable_minus_the_requests_of_unfinished_pods_on_the_node() {
+        let nodes = [node("n1", "target", "1"), node("n2", "load", "1000m")];
+        let pods = [
+            pod("n2", "50m", "Running"),
+            pod("n2", "50m", "Running"),
+            pod("n2", "900m", "Succeeded"),
+            pod("n1", "1m", "Pending"),
+        ];
+        let rooms = room_of(&nodes, &pods);
+        assert_eq!(rooms.len(), 2);
+        assert_eq!((rooms[0].name.as_str(), rooms[0].cpu_requested), ("n1", 1));
+        assert_eq!(
+            (
+                rooms[1].cpu_allocatable,
+                rooms[1].cpu_requested,
+                rooms[1].memory_requested
+            ),
+            (1000, 100, 128 << 20)
+        );
+        assert_eq!(rooms[1].memory_allocatable, 4 << 30);
+        assert_eq!(rooms[1].labels["benchrun.dev/role"], "load");
+    }
+
+    #[test]
+    fn cordoned_nodes_have_no_room() {
+        let mut n = node("n1", "target", "1");
+        n.spec = Some(k8s_openapi::api::core::v1::NodeSpec {
+            unschedulable: Some(true),
+            ..Default::default()
+        });
+        assert!(room_of(&[n], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_load_pod_unschedulable_past_the_grace_quotes_the_scheduler() {
+        let p: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "run-0-0-abc"},
+            "status": {"phase": "Pending", "conditions": [{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector."
+            }]}
+        }))
+        .unwrap();
+        assert_eq!(
+            load_unschedulable(std::slice::from_ref(&p), Some(0), 30_000),
+            None
+        );
+        assert_eq!(
+            load_unschedulable(std::slice::from_ref(&p), None, 90_000),
+            None
+        );
+        let why = load_unschedulable(&[p], Some(0), 31_000).unwrap();
+        assert!(why.starts_with("load pod run-0-0-abc could not be scheduled 31 s after its start: Unschedulable: 0/2 nodes are available: 1 Insufficient cpu"), "{why}");
+    }
+}
