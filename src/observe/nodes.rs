@@ -51,7 +51,7 @@ pub fn room_of(nodes: &[Node], pods: &[Pod]) -> Vec<NodeRoom> {
             continue;
         };
         let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
-        if matches!(phase, Some("Succeeded" | "Failed")) {
+        if matches!(phase, Some("Succeeded" | "Failed")) || will_make_room(p) {
             continue;
         }
         let (cpu, memory) = pod_requests(spec);
@@ -83,6 +83,19 @@ pub fn room_of(nodes: &[Node], pods: &[Pod]) -> Vec<NodeRoom> {
             }
         })
         .collect()
+}
+
+/// A pod whose requests will be free by the time the granted run deploys: one being deleted,
+/// or a child of another benchrun run (the slot is granted to one run of a node pool at a time,
+/// so such children are what a finished or failed run leaves until its cleanup, which the
+/// operator does before anything new is deployed). Counting them failed a 500m cell of a run
+/// that was granted the slot while the previous run's 500m target was still terminating.
+fn will_make_room(p: &Pod) -> bool {
+    p.metadata.deletion_timestamp.is_some()
+        || p.labels()
+            .get(crate::names::label::MANAGED_BY)
+            .map(String::as_str)
+            == Some("benchrun")
 }
 
 fn cpu(q: &str) -> i64 {
@@ -194,6 +207,27 @@ mod tests {
         );
         assert_eq!(rooms[1].memory_allocatable, 4 << 30);
         assert_eq!(rooms[1].labels["benchrun.dev/role"], "load");
+    }
+
+    #[test]
+    fn terminating_pods_and_other_runs_children_leave_room() {
+        let nodes = [node("n1", "target", "1")];
+        let mut leaving = pod("n1", "500m", "Running");
+        leaving.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-12-06T04:12:08Z".parse().unwrap(),
+            ));
+        let mut child = pod("n1", "300m", "Running");
+        child.metadata.labels = Some(
+            [(
+                "app.kubernetes.io/managed-by".to_string(),
+                "benchrun".to_string(),
+            )]
+            .into(),
+        );
+        let staying = pod("n1", "100m", "Running");
+        let rooms = room_of(&nodes, &[leaving, child, staying]);
+        assert_eq!(rooms[0].cpu_requested, 100);
     }
 
     #[test]
