@@ -832,7 +832,10 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
         let c = status
             .comparisons
             .iter()
-            .find(|c| c.coordinates.scenario == "work")
+            .find(|c| {
+                c.coordinates.scenario == "work"
+                    && c.against == benchrun_api::ComparisonKind::Baseline
+            })
             .context("no Baseline comparison of the work cell")?;
         anyhow::ensure!(
             c.verdict == benchrun_api::ComparisonVerdict::Slower && c.reference == "base",
