@@ -1045,7 +1045,7 @@ async fn target_that_cannot_start_fails_with_a_clear_reason() {
         println!("finished after {:?}: {:?}", t0.elapsed(), status.phase);
         anyhow::ensure!(status.phase == Some(Phase::Failed));
         anyhow::ensure!(
-            status.results.len() == 6,
+            status.results.len() == 2,
             "{} results",
             status.results.len()
         );
@@ -1233,7 +1233,7 @@ async fn run_succeeds_in_a_namespace_enforcing_the_restricted_standard() {
                 .collect::<Vec<_>>()
         );
         anyhow::ensure!(
-            status.results.len() == 6,
+            status.results.len() == 2,
             "{} results",
             status.results.len()
         );
