@@ -609,6 +609,8 @@ fn baseline_comparison(
             power: 0.4,
             repeats_needed: 7,
         }),
+        precision: None,
+        precision_met: None,
         reason: None,
     }
 }

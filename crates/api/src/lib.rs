@@ -8,6 +8,7 @@ pub mod compare;
 pub mod matrix;
 pub mod order;
 pub mod reflow;
+pub mod repeats;
 
 pub mod resources;
 pub mod services;

@@ -45,12 +45,32 @@ pub fn measurement_order(
     repeats: usize,
     order: RepeatOrder,
 ) -> Vec<(usize, usize)> {
+    order_with_rounds(cells, repeats, &[], order)
+}
+
+/// Every (cell index, repeat) of a run with rounds added by `spec.repeatsUntil`: the first
+/// `repeats` of every cell in `order`, then round `k` measuring repeat `repeats + k` of the
+/// cells `rounds[k]`. `Interleaved` rounds continue the seeded shuffle of the first ones (the
+/// configurations of a round in its shuffled order, so adding a round never reorders what came
+/// before); `Sequential` rounds take their cells in matrix order.
+pub fn order_with_rounds(
+    cells: &[Cell],
+    repeats: usize,
+    rounds: &[Vec<usize>],
+    order: RepeatOrder,
+) -> Vec<(usize, usize)> {
+    let in_round = |c: usize, r: usize| r < repeats || rounds[r - repeats].contains(&c);
     match order {
-        RepeatOrder::Sequential => cells
-            .iter()
-            .flat_map(|c| (0..repeats).map(move |r| (c.index, r)))
-            .collect(),
+        RepeatOrder::Sequential => {
+            let first = cells
+                .iter()
+                .flat_map(|c| (0..repeats).map(move |r| (c.index, r)));
+            let more = (repeats..repeats + rounds.len())
+                .flat_map(|r| cells.iter().map(move |c| (c.index, r)));
+            first.chain(more.filter(|&(c, r)| in_round(c, r))).collect()
+        }
         RepeatOrder::Interleaved { seed } => {
+            let all_rounds = repeats + rounds.len();
             // Blocks of cells sharing a deployment, in order of first appearance.
             let mut blocks: Vec<Vec<&Cell>> = Vec::new();
             for c in cells {
@@ -60,10 +80,11 @@ pub fn measurement_order(
                 }
             }
             let mut rng = fastrand::Rng::with_seed(seed);
-            let mut out = Vec::with_capacity(cells.len() * repeats);
-            for r in 0..repeats {
+            let mut out = Vec::with_capacity(cells.len() * all_rounds);
+            for r in 0..all_rounds {
                 rng.shuffle(&mut blocks);
-                out.extend(blocks.iter().flatten().map(|c| (c.index, r)));
+                let round = blocks.iter().flatten().map(|c| (c.index, r));
+                out.extend(round.filter(|&(c, r)| in_round(c, r)));
             }
             out
         }
@@ -149,6 +170,29 @@ mod tests {
         // 4 configurations × 5 rounds, less where a round ends on the block the next begins.
         let d = deployments(&c, &o);
         assert!((16..=20).contains(&d), "{d}");
+    }
+
+    #[test]
+    fn added_rounds_follow_the_first_ones_without_reordering_them() {
+        let c = cells(r#"{"connections": [1, 2]}"#);
+        let rounds = vec![vec![0, 2], vec![2]];
+        let seq = order_with_rounds(&c, 2, &rounds, RepeatOrder::Sequential);
+        let first = measurement_order(&c, 2, RepeatOrder::Sequential);
+        assert_eq!(seq[..first.len()], first[..]);
+        assert_eq!(seq[first.len()..], [(0, 2), (2, 2), (2, 3)]);
+        let order = RepeatOrder::Interleaved { seed: 3 };
+        let inter = order_with_rounds(&c, 2, &rounds, order);
+        let first = measurement_order(&c, 2, order);
+        assert_eq!(inter[..first.len()], first[..]);
+        // Round 2 in the shuffled order of all four cells' round 2, kept to cells 0 and 2.
+        let full = measurement_order(&c, 4, order);
+        let round2: Vec<_> = full
+            .iter()
+            .copied()
+            .filter(|&(i, r)| r == 2 && (i == 0 || i == 2))
+            .collect();
+        assert_eq!(inter[first.len()..first.len() + 2], round2[..]);
+        assert_eq!(inter[first.len() + 2..], [(2, 3)]);
     }
 
     #[test]

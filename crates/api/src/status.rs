@@ -62,6 +62,10 @@ pub struct BenchmarkRunStatus {
     /// finish; at most 64 entries (see `docs/metrics.md`, Comparisons).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
+    /// With `spec.repeatsUntil`: the rounds of repeats added after `spec.repeats`, whether
+    /// every comparison reached the precision goal, and the widest precision reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_until: Option<crate::repeats::RepeatsReached>,
 }
 
 /// Where the run is in its current measurement.
@@ -783,6 +787,14 @@ pub struct Comparison {
     /// the repeats a side for 80 %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerEstimate>,
+    /// The precision of the throughput interval as a fraction: `p` such that the interval is
+    /// `[ratio / (1 + p), ratio × (1 + p)]`, i.e. `√(high / low) − 1` (0.041 = ±4.1 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// With `spec.repeatsUntil`: whether `precision` is within `ratioWithin` (absent without
+    /// `repeatsUntil`; `false` without an interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_met: Option<bool>,
     /// Why a figure is missing (too few repeats, a reference that failed), when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -130,6 +130,13 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A fraction as a percentage with at most one decimal and no trailing zero: 0.05 is `5%`,
+/// 0.041 is `4.1%`.
+pub fn format_percent(f: f64) -> String {
+    let s = format!("{:.1}", f * 100.0);
+    format!("{}%", s.strip_suffix(".0").unwrap_or(&s))
+}
+
 /// Parses a percentage such as `"1%"` or `"0.5%"` into a fraction (0.01, 0.005).
 pub fn percent(s: &str) -> Result<f64, String> {
     let v: f64 = s

@@ -375,3 +375,66 @@ fn env_names_with_the_reserved_benchrun_prefix_are_rejected_naming_the_field() {
         "services[].seed.env: names starting with BENCHRUN_ are reserved",
     );
 }
+
+#[test]
+fn repeats_until_is_checked_at_admission_naming_the_field_and_the_fix() {
+    // Two scenarios of one target: something to compare.
+    const TWO: &str = "scenarios: [{name: hello, path: /hello}, {name: other, path: /other}]";
+    with(&format!(
+        "{{{TWO}, repeats: 3, repeatsUntil: {{maxRepeats: 6, ratioWithin: \"5%\"}}}}"
+    ))
+    .validate_cel()
+    .unwrap();
+    rejected_with(
+        &format!("{{{TWO}, repeats: 3, repeatsUntil: {{maxRepeats: 2, ratioWithin: \"5%\"}}}}"),
+        "repeatsUntil.maxRepeats must be at least spec.repeats",
+    );
+    rejected_with(
+        &format!("{{{TWO}, repeatsUntil: {{maxRepeats: 11, ratioWithin: \"5%\"}}}}"),
+        "repeatsUntil.maxRepeats must be between 1 and 10",
+    );
+    for bad in ["0%", "50.5%", "5", "five"] {
+        rejected_with(
+            &format!("{{{TWO}, repeatsUntil: {{maxRepeats: 6, ratioWithin: \"{bad}\"}}}}"),
+            "repeatsUntil.ratioWithin must be a percentage above 0% and at most 50%",
+        );
+    }
+    with(&format!(
+        "{{{TWO}, repeatsUntil: {{maxRepeats: 6, ratioWithin: \"50%\"}}}}"
+    ))
+    .validate_cel()
+    .unwrap();
+    // One target, one scenario and no baseline: nothing to compare.
+    rejected_with(
+        "{repeats: 3, repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}}",
+        "repeatsUntil needs something to compare",
+    );
+    with("{repeats: 3, repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}, baseline: {run: last}}")
+        .validate_cel()
+        .unwrap();
+    with("{targets: [{name: a, image: x}, {name: b, image: y}], repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{targets: [{name: a, image: x}, {name: b, image: y}], matrix: {targets: [b]}, repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}}",
+        "repeatsUntil needs something to compare",
+    );
+}
+
+#[test]
+fn the_size_rule_counts_max_repeats() {
+    // 2 targets × 10 × 5 = 100 cells: 2 repeats fit (200), a maxRepeats of 3 does not.
+    let two = "{targets: [{name: a, image: x}, {name: b, image: y}], matrix: {connections: [1,2,3,4,5,6,7,8,9,10], cpu: [\"1\",\"2\",\"3\",\"4\",\"5\"]}";
+    with(&format!("{two}, repeats: 2}}"))
+        .validate_cel()
+        .unwrap();
+    with(&format!(
+        "{two}, repeats: 2, repeatsUntil: {{maxRepeats: 2, ratioWithin: \"5%\"}}}}"
+    ))
+    .validate_cel()
+    .unwrap();
+    rejected_with(
+        &format!("{two}, repeats: 2, repeatsUntil: {{maxRepeats: 3, ratioWithin: \"5%\"}}}}"),
+        "cells × repeats (repeatsUntil.maxRepeats when set) must be at most",
+    );
+}

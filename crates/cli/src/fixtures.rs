@@ -332,6 +332,8 @@ pub fn compared() -> BenchmarkRunStatus {
             power: 0.94,
             repeats_needed: 3,
         }),
+        precision: Some(0.0774),
+        precision_met: None,
         reason: None,
     }];
     if let Some(summary) = s.summary.as_mut() {

@@ -34,13 +34,21 @@ pub(crate) fn parse(spec: &BenchmarkRunSpec, e: &mut Vec<FieldError>) -> usize {
     connections_split(spec, &m, pods, e);
     matrix_entries::check(spec, e);
     let repeats = spec.repeats.max(1) as usize;
+    // With repeatsUntil the run may grow to maxRepeats per cell: that is what must fit.
+    let (most, which) = match &spec.repeats_until {
+        Some(u) => (
+            u.max_repeats.max(spec.repeats).max(1) as usize,
+            " (repeatsUntil.maxRepeats)",
+        ),
+        None => (repeats, ""),
+    };
     let count = matrix::cell_count(spec);
-    let measurements = count.saturating_mul(repeats);
+    let measurements = count.saturating_mul(most);
     if measurements > MAX_MEASUREMENTS {
         e.push(err(
             "spec.matrix",
             format!(
-                "{count} cells × {repeats} repeats = {measurements} measurements, more than the maximum of {MAX_MEASUREMENTS}; split the experiment into several runs"
+                "{count} cells × {most} repeats{which} = {measurements} measurements, more than the maximum of {MAX_MEASUREMENTS}; lower the repeats or split the experiment into several runs"
             ),
         ));
     }

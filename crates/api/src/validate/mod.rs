@@ -16,6 +16,7 @@ mod load;
 mod matrix;
 mod matrix_entries;
 mod plan;
+mod repeats;
 pub mod request;
 mod resources;
 mod scenarios;
@@ -52,6 +53,13 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     let timeouts = timeouts::parse(spec.timeouts.as_ref(), e);
     let baseline = baseline::parse(spec.baseline.as_ref(), e);
     let tolerance = baseline::parse_tolerance(spec.tolerance.as_deref(), "spec.tolerance", e);
+    let until = repeats::parse(spec, e);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Only now: a matrix that failed its size checks could expand without bound.
+    let cells = crate::matrix::expand(spec);
+    repeats::check_comparable(spec, &cells, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -60,9 +68,9 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         targets,
         scenarios,
         target_requests,
-        // Only now: a matrix that failed its size checks could expand without bound.
-        cells: crate::matrix::expand(spec),
+        cells,
         repeats,
+        until,
         limit: load.limit,
         warmup: load.warmup,
         timeout: load.timeout,

@@ -26,8 +26,10 @@ pub struct ValidatedRun {
     pub target_requests: TargetRequests,
     /// The cells in matrix order.
     pub cells: Vec<Cell>,
-    /// Measurements per cell.
+    /// Measurements per cell (`spec.repeats`; with `until`, the first ones).
     pub repeats: usize,
+    /// `spec.repeatsUntil`: the precision goal that adds rounds of repeats, if set.
+    pub until: Option<crate::repeats::RepeatGoal>,
     /// Measurement bound.
     pub limit: Limit,
     /// Warm-up bound.
@@ -67,14 +69,31 @@ pub struct ValidatedRun {
 }
 
 impl ValidatedRun {
-    /// Number of measurements (cells × repeats).
+    /// Number of measurements before any round of `repeatsUntil` (cells × repeats).
     pub fn total(&self) -> usize {
         self.cells.len() * self.repeats
+    }
+
+    /// The most repeats a cell may get: `repeatsUntil.maxRepeats`, else `repeats`.
+    pub fn max_repeats(&self) -> usize {
+        self.until
+            .map_or(self.repeats, |u| u.max_repeats.max(self.repeats))
+    }
+
+    /// The most measurements the run may take (cells × [`Self::max_repeats`]).
+    pub fn max_total(&self) -> usize {
+        self.cells.len() * self.max_repeats()
     }
 
     /// Every (cell index, repeat) in the order it is measured (`spec.repeatOrder`).
     pub fn order(&self) -> Vec<(usize, usize)> {
         crate::order::measurement_order(&self.cells, self.repeats, self.repeat_order)
+    }
+
+    /// [`Self::order`] followed by the rounds `repeatsUntil` added: round `k` measures repeat
+    /// `repeats + k` of the cells `rounds[k]` ([`crate::order::order_with_rounds`]).
+    pub fn order_with_rounds(&self, rounds: &[Vec<usize>]) -> Vec<(usize, usize)> {
+        crate::order::order_with_rounds(&self.cells, self.repeats, rounds, self.repeat_order)
     }
 
     /// What `Interleaved` costs, for the Accepted condition: the deployments of the target
@@ -95,6 +114,18 @@ impl ValidatedRun {
             self.repeats,
             self.cells.len(),
             now.saturating_sub(once)
+        ))
+    }
+
+    /// What `repeatsUntil` may add, for the Accepted condition; `None` without it.
+    pub fn until_note(&self) -> Option<String> {
+        let u = self.until?;
+        Some(format!(
+            "repeatsUntil: after {} repeats of every cell, rounds of one more repeat of the cells whose comparisons are wider than ±{}, up to {} repeats ({} measurements at most)",
+            self.repeats,
+            crate::units::format_percent(u.ratio_within),
+            self.max_repeats(),
+            self.max_total()
         ))
     }
 
