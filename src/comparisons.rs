@@ -115,6 +115,12 @@ pub fn compare_cells(
             tp_r.len()
         )
     });
+    let throughput = throughput.map(rounded);
+    // From the rounded bounds, so that it can be checked against the status it is shown in.
+    let precision = throughput
+        .as_ref()
+        .and_then(|t| benchrun_api::repeats::precision(t.low, t.high))
+        .map(|p| round(p, 4));
     Comparison {
         against,
         candidate: candidate.to_string(),
@@ -125,7 +131,7 @@ pub fn compare_cells(
         tolerance,
         verdict,
         ratio,
-        throughput: throughput.map(rounded),
+        throughput,
         p99: p99.map(rounded),
         spread: spread.map(|mut s| {
             s.candidate_cv = round(s.candidate_cv, 4);
@@ -143,6 +149,8 @@ pub fn compare_cells(
             p.power = round(p.power, 3);
             p
         }),
+        precision,
+        precision_met: None,
         reason,
     }
 }

@@ -19,6 +19,7 @@
 //! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format;
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
+pub mod adaptive;
 pub mod baseline;
 pub mod builders;
 pub mod capacity;

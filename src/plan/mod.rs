@@ -176,7 +176,7 @@ pub struct Refusal {
 }
 
 /// The measurement the run is on: the current one, or else the first without a result.
-/// Always in range of `run.cells` and `run.repeats`: a `status.current` that is not (written
+/// Always in range of `run.cells` and the most repeats: a `status.current` that is not (written
 /// for another spec version, or by hand) is ignored, so callers may index with it.
 pub fn focus(run: &ValidatedRun, status: &BenchmarkRunStatus) -> Option<(usize, usize)> {
     status
@@ -193,7 +193,7 @@ fn current_in_range(run: &ValidatedRun, c: &CurrentMeasurement) -> Option<(usize
         .filter(|&i| i < run.cells.len())?;
     let repeat = usize::try_from(c.repeat)
         .ok()
-        .filter(|&r| r < run.repeats)?;
+        .filter(|&r| r < run.max_repeats())?;
     Some((cell, repeat))
 }
 
@@ -234,7 +234,7 @@ fn following(
     cell: usize,
     repeat: usize,
 ) -> Option<(usize, usize)> {
-    run.order()
+    crate::adaptive::order(run, results)
         .into_iter()
         .skip_while(|&m| m != (cell, repeat))
         .skip(1)
@@ -260,9 +260,10 @@ pub fn chained_start(
         .then(|| begun + len.as_millis() as i64 + CHAIN_GAP.as_millis() as i64)
 }
 
-/// The first measurement in the run's order ([`ValidatedRun::order`]) without a result.
+/// The first measurement in the run's order without a result: [`ValidatedRun::order`], then
+/// the rounds `spec.repeatsUntil` has added ([`crate::adaptive::order`]).
 fn next_pending(run: &ValidatedRun, results: &[CellResult]) -> Option<(usize, usize)> {
-    run.order()
+    crate::adaptive::order(run, results)
         .into_iter()
         .find(|&(c, r)| !has_result(results, c, r))
 }
@@ -438,7 +439,7 @@ pub fn plan(
     now: Timestamp,
 ) -> Decision {
     let mut p = Planner::new(run, status, observed, now);
-    p.status.total = Some(run.total() as i32);
+    p.status.total = Some(crate::adaptive::total(run, &status.results) as i32);
     if is_finished(status) {
         p.finished();
     } else if status.phase != Some(Phase::Running) {
@@ -481,7 +482,7 @@ pub fn plan_refused(
         // Without its backing services no measurement can run.
         Action::ApplyServices { .. } | Action::CreateSeedJob { .. } => p.fail_remaining(reason),
         Action::CreateJob { cell, repeat, .. } | Action::StoreDetail { cell, repeat, .. }
-            if *cell < run.cells.len() && *repeat < run.repeats =>
+            if *cell < run.cells.len() && *repeat < run.max_repeats() =>
         {
             p.fail_measurement(*cell, *repeat, reason)
         }
@@ -593,6 +594,9 @@ mod slot_tests;
 
 #[cfg(test)]
 mod services_tests;
+
+#[cfg(test)]
+mod rounds_tests;
 
 #[cfg(test)]
 mod fuzz_tests;

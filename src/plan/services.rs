@@ -133,11 +133,10 @@ impl Planner<'_> {
     /// without a result fails with `reason` at once.
     pub(super) fn fail_remaining(&mut self, reason: String) {
         let mut failed = Vec::new();
-        for c in &self.run.cells {
-            for r in 0..self.run.repeats {
-                if !has_result(&self.status.results, c.index, r) {
-                    failed.push(results::failed_result(self.run, c, r, reason.clone()));
-                }
+        for (i, r) in crate::adaptive::order(self.run, &self.status.results) {
+            if !has_result(&self.status.results, i, r) {
+                let c = &self.run.cells[i];
+                failed.push(results::failed_result(self.run, c, r, reason.clone()));
             }
         }
         self.note(

@@ -15,6 +15,7 @@ use super::{
     detail_json, has_result, merge_pods, next_pending, placement, scrape_ready_at, set_condition,
     Action, Note, Planner, SCRAPE_SETTLE, START_LEAD,
 };
+use crate::adaptive;
 use crate::baseline;
 use crate::capacity;
 use crate::comparisons;
@@ -65,12 +66,12 @@ impl Planner<'_> {
         Duration::from_millis(ms.max(0) as u64)
     }
 
+    /// `progress` and `total`: the measurements as far as decided, which the rounds of
+    /// `spec.repeatsUntil` raise as they are added.
     pub(super) fn progress(&mut self) {
-        self.status.progress = Some(format!(
-            "{}/{}",
-            self.status.results.len(),
-            self.run.total()
-        ));
+        let total = crate::adaptive::total(self.run, &self.status.results);
+        self.status.total = Some(total as i32);
+        self.status.progress = Some(format!("{}/{total}", self.status.results.len()));
     }
 
     /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
@@ -81,6 +82,9 @@ impl Planner<'_> {
         };
         if let Some(order) = self.run.order_note() {
             message += &format!("; {order}");
+        }
+        if let Some(until) = self.run.until_note() {
+            message += &format!("; {until}");
         }
         self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }
@@ -107,11 +111,15 @@ impl Planner<'_> {
             self.note(true, Reason::WindowTooShort, w.to_string());
         }
         self.set_measuring();
-        self.note(
-            false,
-            Reason::Started,
-            format!("{} measurements", self.run.total()),
-        );
+        let started = match self.run.until {
+            Some(_) => format!(
+                "{} measurements, up to {} with repeatsUntil",
+                self.run.total(),
+                self.run.max_total()
+            ),
+            None => format!("{} measurements", self.run.total()),
+        };
+        self.note(false, Reason::Started, started);
         self.progress();
         self.advance();
     }
@@ -134,11 +142,19 @@ impl Planner<'_> {
 
     /// `Running=True` with reason `Measuring`.
     pub(super) fn set_measuring(&mut self) {
-        let message = format!(
-            "measuring {} cells × {} repeats",
-            self.run.cells.len(),
-            self.run.repeats
-        );
+        let message = match self.run.until {
+            Some(u) => format!(
+                "measuring {} cells × {}–{} repeats",
+                self.run.cells.len(),
+                self.run.repeats,
+                u.max_repeats
+            ),
+            None => format!(
+                "measuring {} cells × {} repeats",
+                self.run.cells.len(),
+                self.run.repeats
+            ),
+        };
         self.condition(ConditionType::Running, true, Reason::Measuring, message);
     }
 
@@ -673,9 +689,8 @@ impl Planner<'_> {
     /// Recomputes what derives from the results: variance warnings, summary, conditions.
     pub(super) fn refresh(&mut self) {
         self.status.results.sort_by_key(|r| (r.cell, r.repeat));
-        results::apply_variance(&mut self.status.results, self.run.repeats);
-        self.status.comparisons =
-            comparisons::refresh(self.run, &self.status.results, &self.status.comparisons);
+        results::apply_variance(&mut self.status.results, self.run.max_repeats());
+        self.refresh_comparisons();
         self.status.summary = Some(self.summary());
         self.status.capacity = capacity::capacity(self.run, &self.status.results);
         for (type_, ok, reason, message) in
@@ -683,6 +698,16 @@ impl Planner<'_> {
         {
             self.condition(type_, ok, reason, message);
         }
+    }
+
+    /// The comparisons from the results, marked against the goal of `spec.repeatsUntil`, and
+    /// what its rounds reached.
+    fn refresh_comparisons(&mut self) {
+        self.status.comparisons =
+            comparisons::refresh(self.run, &self.status.results, &self.status.comparisons);
+        adaptive::mark(self.run, &mut self.status.comparisons);
+        self.status.repeats_until =
+            adaptive::reached(self.run, &self.status.results, &self.status.comparisons);
     }
 
     /// The summary with the headline comparison.
@@ -708,11 +733,10 @@ impl Planner<'_> {
     pub(super) fn fail_configuration(&mut self, cell: usize, reason: String) {
         let c = &self.run.cells[cell];
         let mut failed = Vec::new();
-        for other in self.run.cells.iter().filter(|o| o.same_deployment(c)) {
-            for r in 0..self.run.repeats {
-                if !has_result(&self.status.results, other.index, r) {
-                    failed.push(results::failed_result(self.run, other, r, reason.clone()));
-                }
+        for (i, r) in adaptive::order(self.run, &self.status.results) {
+            let other = &self.run.cells[i];
+            if other.same_deployment(c) && !has_result(&self.status.results, i, r) {
+                failed.push(results::failed_result(self.run, other, r, reason.clone()));
             }
         }
         self.note(
@@ -737,11 +761,19 @@ impl Planner<'_> {
         self.status.phase = Some(if ok { Phase::Succeeded } else { Phase::Failed });
         self.status.current = None;
         self.status.completion_time = Some(Time(self.now));
+        if self.run.until.is_some() {
+            // What the rounds reached, from every result (derived, so the same as after the
+            // last record).
+            self.refresh_comparisons();
+        }
         self.status.summary = Some(self.summary());
         self.status.capacity = capacity::capacity(self.run, &self.status.results);
         self.progress();
         let total = self.status.results.len();
-        let message = format!("{measured} of {total} measurements measured");
+        let mut message = format!("{measured} of {total} measurements measured");
+        if let Some(r) = &self.status.repeats_until {
+            message += &format!("; repeatsUntil: {}", r.message);
+        }
         self.condition(
             ConditionType::Running,
             false,
