@@ -29,10 +29,12 @@ pub struct BenchmarkRunStatus {
     /// (Flux, kpt, Config Sync) and `kubectl wait --for=condition=Ready` read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// Finished measurements over all measurements, e.g. `17/72`.
+    /// Finished measurements over all measurements, e.g. `17/72` (with `spec.repeatsUntil`,
+    /// over those decided so far: it grows as rounds are added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
-    /// Number of measurements (cells × repeats) in the run.
+    /// Number of measurements in the run: cells × repeats, plus the rounds `spec.repeatsUntil`
+    /// has added so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<i32>,
     /// When the first cell started.

@@ -266,6 +266,7 @@ pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
         ),
         ("Against the baseline", baseline_lines(&status.results)),
         ("Capacity", capacity_lines(&status.capacity)),
+        ("Adaptive repeats", repeats_lines(status)),
     ];
     for (heading, lines) in extra {
         if !lines.is_empty() {
@@ -273,6 +274,23 @@ pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
         }
     }
     out
+}
+
+/// With `spec.repeatsUntil`: what the rounds reached and which cells each measured again.
+fn repeats_lines(status: &BenchmarkRunStatus) -> Vec<String> {
+    let Some(r) = &status.repeats_until else {
+        return Vec::new();
+    };
+    let mut lines = vec![r.message.clone()];
+    for round in &r.rounds {
+        let cells: Vec<String> = round.cells.iter().map(ToString::to_string).collect();
+        lines.push(format!(
+            "repeat {}: cells {}",
+            round.repeat + 1,
+            cells.join(", ")
+        ));
+    }
+    lines
 }
 
 /// Summary lines: best measurement, failures, suspects, SLO verdict.
@@ -457,6 +475,36 @@ mod tests {
         let got = render(Format::Json);
         let back: BenchmarkRunStatus = serde_json::from_str(&got).unwrap();
         assert_eq!(back, fixtures::status());
+    }
+
+    #[test]
+    fn adaptive_repeats_show_what_was_reached_and_each_round() {
+        let mut status = fixtures::status();
+        assert!(!sections(&status)
+            .iter()
+            .any(|(h, _)| h == "Adaptive repeats"));
+        status.repeats_until = Some(benchrun_api::repeats::RepeatsReached {
+            repeats: 4,
+            rounds: vec![benchrun_api::repeats::RepeatRound {
+                repeat: 3,
+                cells: vec![0, 2],
+            }],
+            goal_met: true,
+            widest: Some(0.041),
+            message: "every comparison within ±5% after 4 repeats: widest ±4.1% (spring/express)"
+                .into(),
+        });
+        let (_, lines) = sections(&status)
+            .into_iter()
+            .find(|(h, _)| h == "Adaptive repeats")
+            .expect("an Adaptive repeats section");
+        assert_eq!(
+            lines,
+            [
+                "every comparison within ±5% after 4 repeats: widest ±4.1% (spring/express)",
+                "repeat 4: cells 0, 2"
+            ]
+        );
     }
 
     #[test]

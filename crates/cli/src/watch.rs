@@ -54,7 +54,15 @@ pub fn progress_line(run: &BenchmarkRun, now: Timestamp) -> String {
             line.push(' ');
             line.push_str(&num::coordinates(&coords));
         }
-        if run.spec.repeats > 1 {
+        if let Some(u) = &run.spec.repeats_until {
+            // The rounds of repeatsUntil: at least `repeats`, at most `maxRepeats`.
+            line.push_str(&format!(
+                " repeat {}/{}–{}",
+                cur.repeat + 1,
+                run.spec.repeats,
+                u.max_repeats
+            ));
+        } else if run.spec.repeats > 1 {
             line.push_str(&format!(" repeat {}/{}", cur.repeat + 1, run.spec.repeats));
         }
         line.push_str(&format!(
