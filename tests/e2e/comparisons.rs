@@ -2,11 +2,11 @@
 //! out `Slower` with an interval excluding 1.0 (or `Inconclusive`, naming the repeats it would
 //! need), and two identical targets come out `Equivalent` at the tolerance the test states.
 //!
-//! Short windows (5 s after a 2 s warm-up) and 5 repeats: about 2 minutes each. The CPU
-//! figures of such windows are flagged `WindowTooShort`; the comparisons rest on the load
-//! figures only.
+//! Short windows (5 s after a 2 s warm-up): 5 repeats, or 3 to 6 with `repeatsUntil` for the
+//! heavier path; about 2 minutes each. The CPU figures of such windows are flagged
+//! `WindowTooShort`; the comparisons rest on the load figures only.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use benchrun_api::{ComparisonKind, ComparisonVerdict, Phase};
@@ -14,9 +14,9 @@ use benchrun_api::{ComparisonKind, ComparisonVerdict, Phase};
 use super::support::Cluster;
 use super::DEMO_IMAGE;
 
-/// A run of the demo target with `targets` and `scenarios` (YAML flow lists), 5 repeats of 5 s
+/// A run of the demo target with `targets` and `scenarios` (YAML flow lists), `repeats` of 5 s
 /// windows, and `extra` spec lines.
-fn run(name: &str, targets: &str, scenarios: &str, extra: &str) -> String {
+fn run(name: &str, targets: &str, scenarios: &str, repeats: i32, extra: &str) -> String {
     format!(
         r#"
 apiVersion: benchrun.dev/v1alpha1
@@ -27,7 +27,7 @@ spec:
   scenarios: {scenarios}
   resources: {{cpu: 500m, memory: 128Mi}}
   load: {{connections: 4, duration: 5s, warmup: 2s, resources: {{cpu: 500m, memory: 64Mi}}}}
-  repeats: 5
+  repeats: {repeats}
 {extra}
 "#
     )
@@ -38,10 +38,13 @@ fn demo(name: &str) -> String {
 }
 
 /// One target, two scenarios that differ only in the work per request (primes below 2000
-/// against below 2200), measured interleaved (n2000 n2200 n2000 …, one deployment): the
-/// run's comparison is along the scenarios, n2200 against n2000. It must come out `Slower`
+/// against below 2200), measured interleaved (n2000 n2200 n2000 …, one deployment) with
+/// adaptive repeats: 3, then rounds until the interval is within ±5 % of the ratio, at most 6.
+/// The run's comparison is along the scenarios, n2200 against n2000. It must come out `Slower`
 /// with the whole 95 % interval below 1.0, or `Inconclusive` with the repeats a side that
-/// would tell; never `Faster` or `Equivalent`. The headline is in `kubectl get`.
+/// would tell; never `Faster` or `Equivalent`. The repeats used lie between 3 and 6, and the
+/// goal is met exactly when the interval is that narrow; otherwise the rounds went to 6. The
+/// headline is in `kubectl get`.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclusive() {
@@ -52,12 +55,15 @@ async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclu
             "heavier",
             &format!("[{}]", demo("demo")),
             r#"[{name: n2000, path: "/compute?n=2000"}, {name: n2200, path: "/compute?n=2200"}]"#,
-            "  repeatOrder: Interleaved",
+            3,
+            "  repeatOrder: Interleaved\n  repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}",
         );
+        let started = Instant::now();
         cluster.apply_run(&ns, &yaml).await?;
         let run = cluster
-            .wait_finished(&ns, "heavier", Duration::from_secs(240))
+            .wait_finished(&ns, "heavier", Duration::from_secs(300))
             .await?;
+        let took = started.elapsed();
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
         let accepted = status
@@ -84,11 +90,54 @@ async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclu
             (c.candidate.as_str(), c.reference.as_str()) == ("n2200", "n2000"),
             "{c:?}"
         );
+        let repeats = (c.candidate_repeats, c.reference_repeats);
         anyhow::ensure!(
-            (c.candidate_repeats, c.reference_repeats) == (5, 5),
-            "{c:?}"
+            (3..=6).contains(&repeats.0) && (3..=6).contains(&repeats.1),
+            "repeats outside 3..=6: {c:?}"
         );
         let t = c.throughput.as_ref().context("no throughput interval")?;
+        let reached = status
+            .repeats_until
+            .as_ref()
+            .context("no status.repeatsUntil")?;
+        println!(
+            "repeatsUntil: {} repeats of n2200, {} of n2000 in {:.0} s; {}",
+            repeats.0,
+            repeats.1,
+            took.as_secs_f64(),
+            reached.message
+        );
+        let precision = (t.high / t.low).sqrt() - 1.0;
+        anyhow::ensure!(
+            c.precision.is_some_and(|p| (p - precision).abs() < 1e-3),
+            "precision {:?} is not √(high/low) − 1 = {precision:.4}: {t:?}",
+            c.precision
+        );
+        let within = benchrun_api::repeats::within(t.low, t.high, 0.05);
+        anyhow::ensure!(
+            c.precision_met == Some(within) && reached.goal_met == within,
+            "goal met {:?} / {} but the interval {t:?} is ±{:.1}%",
+            c.precision_met,
+            reached.goal_met,
+            precision * 100.0
+        );
+        let all_measured = status
+            .results
+            .iter()
+            .all(|r| r.outcome == benchrun_api::Outcome::Measured);
+        if all_measured {
+            anyhow::ensure!(
+                within || repeats == (6, 6),
+                "the goal was not met, yet the rounds stopped at {repeats:?}: {}",
+                reached.message
+            );
+        }
+        anyhow::ensure!(
+            status.total == Some(status.results.len() as i32),
+            "total {:?} but {} results",
+            status.total,
+            status.results.len()
+        );
         match c.verdict {
             ComparisonVerdict::Slower => {
                 anyhow::ensure!(t.high < 1.0, "Slower, yet the interval reaches 1.0: {t:?}")
@@ -113,6 +162,7 @@ async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclu
         let shown = cluster.kubectl_benchrun(&["show", "heavier", "-n", &ns]);
         println!("{shown}");
         anyhow::ensure!(shown.contains("Comparisons (95% intervals"), "{shown}");
+        anyhow::ensure!(shown.contains("Adaptive repeats:"), "{shown}");
         Ok(())
     }
     .await;
@@ -132,6 +182,7 @@ async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
             "twins",
             &format!("[{}, {}]", demo("left"), demo("right")),
             r#"[{name: work, path: "/compute?n=2000"}]"#,
+            5,
             "  tolerance: \"15%\"",
         );
         cluster.apply_run(&ns, &yaml).await?;
