@@ -13,10 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e e2e-pending seeds seeds-doc namespaced demo-repeat test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e e2e-pending readme-check seeds seeds-doc namespaced demo-repeat test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-pending | make seeds | make namespaced | make demo-repeat"
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-pending | make readme-check | make seeds | make namespaced | make demo-repeat"
 
 all: build
 
@@ -112,6 +112,12 @@ seeds: install stacks
 ## seeds-doc: docs/seeds.md from the files of the last `make seeds` (out/seeds/) and the claims file.
 seeds-doc:
 	hack/seeds-doc.sh out/seeds > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md
+
+## readme-check: the README's quick-start run applied as written, and the same run with no
+## resources (the defaults); both must succeed (~8 min; not in `test`)
+readme-check: install
+	eval "$$(hack/cluster.sh env)"
+	hack/readme-check.sh
 
 ## namespaced: the namespaced install (deploy/namespaced) in a restricted namespace (~3 min; not in `test`)
 namespaced: install
