@@ -29,6 +29,16 @@ kubectl -n "$ns" apply -f examples/demo.yaml
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 plugin=$target_dir/release/kubectl-benchrun
 log "measuring (8 cells, about 5 minutes); follow with: kubectl get benchmarkruns -n $ns -w"
+# Where the operator's pods run while the demo measures: never on a node labelled as the
+# targets' (they would compete with the target for its CPU). Sampled every 5 s.
+placement=$(mktemp)
+trap 'kill "${sampler:-}" 2>/dev/null || true; rm -f "$placement"' EXIT
+( while :; do
+    kubectl -n benchrun-system get pods -l app.kubernetes.io/name=benchrun-operator \
+      -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' 2>/dev/null || true
+    sleep 5
+  done > "$placement" ) &
+sampler=$!
 if [ -x "$plugin" ]; then
   timeout 1200 "$plugin" -n "$ns" watch demo
 else
@@ -47,5 +57,17 @@ if [ -x "$plugin" ]; then
 else
   kubectl -n "$ns" get benchmarkrun demo -o yaml
 fi
+kill "$sampler" 2>/dev/null || true
+target_nodes=$(kubectl get nodes -l benchrun.dev/role=target -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}')
+on_target=$(awk -v t=" $target_nodes " 'NF == 2 && index(t, " " $2 " ") {print}' "$placement" | sort -u)
+log "operator pods seen during the run (every 5 s): $(awk 'NF == 2 {print $2}' "$placement" | sort | uniq -c | awk '{printf "%s on %s (%s samples) ", "", $2, $1}')"
+if [ -n "$on_target" ]; then
+  log "ERROR: an operator pod ran on a target node ($target_nodes): $on_target"
+  exit 1
+fi
+# The wire's warnings (issue 34) on a demo run would mean the cluster, not the target, limited it.
+wire=$(kubectl -n "$ns" get benchmarkrun demo -o jsonpath='{range .status.results[*].warnings[*]}{.code}{"\n"}{end}' |
+  grep -cE '^(RateNotMet|SynRetransmits|EphemeralPortsLow|Resets)$' || true)
+log "wire warnings (RateNotMet, SynRetransmits, EphemeralPortsLow, Resets) in the demo's results: $wire"
 phase=$(kubectl -n "$ns" get benchmarkrun demo -o jsonpath='{.status.phase}')
 [ "$phase" = Succeeded ]

@@ -207,7 +207,13 @@ pub async fn observe(
     // What is recorded with the result when the load has ended: the image's size and the
     // baseline run's figures.
     let load_over = match stage {
-        Some(Stage::Loading) => matches!(o.job, JobObserved::Succeeded(_)),
+        // Absent with a stored detail: the result was recorded and the Job deleted, but this
+        // status was read before that patch (the cache lags the operator's own writes); the
+        // planner records it again, and the baseline must be read for it as the first time.
+        Some(Stage::Loading) => {
+            matches!(o.job, JobObserved::Succeeded(_))
+                || (o.job == JobObserved::Absent && o.detail.is_some())
+        }
         Some(Stage::Collecting) => o
             .detail
             .as_ref()

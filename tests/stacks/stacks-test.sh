@@ -6,7 +6,8 @@
 #      one (stacks/couchdb), each seeded by its loader (stacks/mongo-seed, stacks/couch-seed)
 #      run as a pod that must succeed.
 #   2. Every HTTP stack as a pod with a CPU and a memory limit (JVM 512Mi, others 256Mi; Express
-#      with WORKERS=auto and a 1500m limit, so it runs two workers), the limits given as the
+#      with WORKERS=auto and a 1500m limit, so it runs two workers; two more Express pods at 1
+#      and 2 CPUs must run 1 and 2 workers), the limits given as the
 #      operator gives them (BENCHRUN_CPU_LIMIT_MILLICORES, BENCHRUN_MEMORY_LIMIT_BYTES from the
 #      Downward API), ready on /healthz; /stats must say what the runtime was sized by.
 #   3. From this host to each pod: /hello (exact JSON), /compute?n=10000 (1229 primes),
@@ -281,6 +282,20 @@ done
 if [[ " ${http_stacks[*]} " == *" express "* ]]; then
   check "express: WORKERS=auto under a 1500m limit runs 2 workers" \
     eval '[[ "$(k logs s-express)" == *"express cluster: 2 workers"* ]]'
+  # Seed 1's pm2 sizes: at 1 and 2 CPUs of limit, 1 and 2 workers (the requests stay at 50m,
+  # so a 2-CPU limit schedules on a node of 1 CPU; only the worker count is checked here).
+  for cpus in 1 2; do
+    pod "s-express-$cpus" express Always "$cpus" 256Mi '[{"name":"PORT","value":"8080"},{"name":"WORKERS","value":"auto"}]' 8080
+  done
+  for cpus in 1 2; do
+    if wait_ready "s-express-$cpus" "$ready_timeout" && [ "$(get "http://$(pod_ip "s-express-$cpus"):8080/stats")" = 200 ]; then
+      rt=$(jq -c '.runtime // {} | {cpuLimitMillicores, workers}' < /tmp/stacks-body.$$)
+      check "express: WORKERS=auto under a limit of $cpus CPU runs $cpus worker(s) ($rt)" \
+        [ "$rt" = "{\"cpuLimitMillicores\":$((cpus * 1000)),\"workers\":$cpus}" ]
+    else
+      fail "express: the pod with a limit of $cpus CPU is not ready within ${ready_timeout}s"
+    fi
+  done
 fi
 rm -f /tmp/stacks-body.$$ /tmp/stacks-load.$$ /tmp/stacks-sent.$$
 

@@ -112,3 +112,70 @@ fn kubectl_explain_shows_no_line_break_inside_a_sentence() {
         ramp.1
     );
 }
+
+/// The ```yaml blocks of `file` that hold a whole BenchmarkRun (a top-level
+/// `kind: BenchmarkRun`), with
+/// the line each begins on; a block marked ```yaml sketch (an outline of the fields) is not
+/// a run.
+fn yaml_runs_in(file: &str) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    let mut out = Vec::new();
+    let mut block: Option<(usize, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        match (&mut block, line.trim_start()) {
+            (None, l) if l.starts_with("```yaml sketch") => block = Some((0, String::new())),
+            (None, l) if l.starts_with("```yaml") => block = Some((i + 2, String::new())),
+            (Some(_), l) if l.starts_with("```") => {
+                let (at, yaml) = block.take().unwrap();
+                if at > 0 && yaml.lines().any(|l| l.trim_end() == "kind: BenchmarkRun") {
+                    out.push((at, yaml));
+                }
+            }
+            (Some((_, yaml)), _) => {
+                yaml.push_str(line);
+                yaml.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// What a reader copies from the README and the guides is a valid run: every BenchmarkRun in
+/// a ```yaml block of README.md and docs/ parses, validates and passes the CEL rules (on the
+/// cluster, `make readme-check` applies the README's quick start as written).
+#[test]
+fn every_run_in_the_readme_and_the_docs_parses_validates_and_passes_cel() {
+    let mut files = vec!["README.md".to_string()];
+    let mut docs: Vec<String> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| format!("docs/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let mut seen = 0;
+    for f in &files {
+        for (line, yaml) in yaml_runs_in(f) {
+            seen += 1;
+            let at = format!("{f}:{line}");
+            let run: BenchmarkRun =
+                serde_yaml::from_str(&yaml).unwrap_or_else(|e| panic!("{at} does not parse: {e}"));
+            if let Err(errs) = validate(&run.spec) {
+                panic!(
+                    "{at} is invalid: {}",
+                    benchrun_api::validate::describe(&errs)
+                );
+            }
+            if let Err(e) = run.validate_cel() {
+                panic!("{at} fails the CRD's CEL rules: {e:?}");
+            }
+        }
+    }
+    assert!(
+        yaml_runs_in("README.md").len() == 1,
+        "README.md's quick start holds one run"
+    );
+    assert!(seen >= 1, "no run in README.md and docs/");
+}

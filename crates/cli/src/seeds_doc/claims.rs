@@ -27,6 +27,10 @@ pub struct SeedClaims {
     pub substitutions: Vec<Substitution>,
     /// The write-up's claims.
     pub claims: Vec<Claim>,
+    /// Whether the page shows what the wire saw (SYN retransmits beside connect times) for
+    /// this seed's run: for claims about connect times.
+    #[serde(default)]
+    pub wire: bool,
 }
 
 /// A substitution and what it is expected to change.

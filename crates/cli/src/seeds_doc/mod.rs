@@ -7,6 +7,7 @@
 mod claims;
 mod render;
 mod verdict;
+mod wire;
 
 pub use claims::{
     Claim, ClaimsFile, Comparison, Expect, Metric, Original, SeedClaims, Selector, Substitution,

@@ -152,6 +152,9 @@ fn seed_section(out: &mut String, seed: &SeedClaims, files: &RunFiles) {
         let _ = writeln!(out, "- **{} {}** — {}", claim.id, verdict.word(), reason);
     }
     out.push('\n');
+    if let (true, Some(run)) = (seed.wire, files.runs.get(&seed.number)) {
+        super::wire::section(out, run);
+    }
 }
 
 /// Writes a claim's rows; returns its verdict and the one-line reason.
