@@ -110,6 +110,9 @@ mkdir -p "$out"
 # Files of an earlier invocation would mix with this one's in the docs: start clean.
 rm -f "$out"/*.run.json "$out/manifest.json"
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# The commit the run measures, read before it starts (the tree may move while it runs).
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=false; [ -z "$(git status --porcelain 2>/dev/null)" ] || dirty=true
 seeds_json=$(mktemp)
 echo '[]' >"$seeds_json"
 
@@ -153,8 +156,6 @@ for n in "${numbers[@]}"; do
     "$seeds_json" >"$seeds_json.new" && mv "$seeds_json.new" "$seeds_json"
 done
 # The manifest: what ran, where and from which commit (hack/seeds-doc.sh puts it in the header).
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-dirty=false; [ -z "$(git status --porcelain 2>/dev/null)" ] || dirty=true
 nodes=$(kubectl get nodes -o json | jq -c '[.items[] | {name: .metadata.name,
   role: (.metadata.labels["benchrun.dev/role"] // ""), cpu: .status.allocatable.cpu,
   memory: .status.allocatable.memory, kubelet: .status.nodeInfo.kubeletVersion,
