@@ -102,16 +102,22 @@ e2e-pending: install stacks
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
 ## other, results in out/seeds/ (~30 min; not in `test`, whose e2e runs each of them reduced).
 ## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster). The small
-## seeds fit the default two-node cluster. When all five ran, docs/seeds.md is rendered from the
-## run's files (hack/seeds-doc.sh), never typed.
+## seeds fit the default two-node cluster. When all five ran, their result files (the runs as
+## JSON, the manifest, the count checks) are copied to docs/seeds/results/ and docs/seeds.md is
+## rendered from them (hack/seeds-doc.sh), never typed: commit both.
 seeds: install stacks
 	eval "$$(hack/cluster.sh env)"
 	hack/seeds.sh $${SEEDS_ARGS:-} $${SEEDS:-}
-	if [ -z "$${SEEDS:-}" ] && [ -z "$${SEEDS_ARGS:-}" ]; then hack/seeds-doc.sh out/seeds > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md; fi
+	if [ -z "$${SEEDS:-}" ] && [ -z "$${SEEDS_ARGS:-}" ]; then
+	  rm -rf docs/seeds/results && mkdir -p docs/seeds/results
+	  cp out/seeds/manifest.json out/seeds/*.run.json out/seeds/*.counts.txt docs/seeds/results/
+	  $(MAKE) --no-print-directory seeds-doc
+	fi
 
-## seeds-doc: docs/seeds.md from the files of the last `make seeds` (out/seeds/) and the claims file.
+## seeds-doc: docs/seeds.md from the committed result files of the last full `make seeds`
+## (docs/seeds/results/) and the claims file; a unit test checks the page is exactly this.
 seeds-doc:
-	hack/seeds-doc.sh out/seeds > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md
+	hack/seeds-doc.sh docs/seeds/results > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md
 
 ## readme-check: the README's quick-start run applied as written, and the same run with no
 ## resources (the defaults); both must succeed (~8 min; not in `test`)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # hack/seeds-doc.sh [OUT_DIR]: prints docs/seeds.md rendered from the result files of one
-# `hack/seeds.sh` run (OUT_DIR/manifest.json and the runs it names; default out/seeds) and the
+# `hack/seeds.sh` run (OUT_DIR/manifest.json and the runs it names; default docs/seeds/results, where `make seeds` copies a full run) and the
 # committed claims file examples/seeds/claims/claims.yaml:
-#   hack/seeds-doc.sh out/seeds > docs/seeds.md
+#   hack/seeds-doc.sh docs/seeds/results > docs/seeds.md
 # Without result files the page says the seeds have not run yet. The same files give the same
 # page (the generator is crates/cli/src/bin/seeds-doc.rs).
 set -euo pipefail
@@ -10,4 +10,4 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release -q -p kubectl-benchrun --bin seeds-doc >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-exec "$target_dir/release/seeds-doc" "${1:-out/seeds}" --claims examples/seeds/claims/claims.yaml
+exec "$target_dir/release/seeds-doc" "${1:-docs/seeds/results}" --claims examples/seeds/claims/claims.yaml
