@@ -153,6 +153,23 @@ async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclu
             }
             v => anyhow::bail!("the heavier path came out {v}: {c:?}"),
         }
+        record(
+            "heavier",
+            serde_json::json!({
+                "test": "comparisons::a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclusive",
+                "comparison": "n2200 / n2000 (/compute?n=2200 vs n=2000, demo target, 500m)",
+                "spec": "repeats 3, repeatsUntil {maxRepeats: 6, ratioWithin: 5%}, repeatOrder Interleaved, 5 s windows",
+                "repeats": [repeats.0, repeats.1],
+                "seconds": took.as_secs(),
+                "ratio": c.ratio,
+                "low": t.low,
+                "high": t.high,
+                "verdict": c.verdict.to_string(),
+                "goalMet": reached.goal_met,
+                "reached": reached.message,
+                "repeatsNeeded": c.power.as_ref().map(|p| p.repeats_needed),
+            }),
+        );
         let got = cluster.kubectl(&["get", "benchmarkrun", "heavier", "-n", &ns]);
         println!("{got}");
         anyhow::ensure!(
@@ -185,10 +202,12 @@ async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
             5,
             "  tolerance: \"15%\"",
         );
+        let started = Instant::now();
         cluster.apply_run(&ns, &yaml).await?;
         let run = cluster
             .wait_finished(&ns, "twins", Duration::from_secs(240))
             .await?;
+        let took = started.elapsed();
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
         let c = status
@@ -203,6 +222,20 @@ async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
         );
         anyhow::ensure!(c.tolerance == 0.15, "{c:?}");
         let t = c.throughput.as_ref().context("no throughput interval")?;
+        record(
+            "twins",
+            serde_json::json!({
+                "test": "comparisons::two_identical_targets_are_equivalent_at_fifteen_percent",
+                "comparison": "right / left (the same image and settings, /compute?n=2000, 500m)",
+                "spec": "repeats 5, tolerance 15%, 5 s windows",
+                "repeats": [c.candidate_repeats, c.reference_repeats],
+                "seconds": took.as_secs(),
+                "ratio": c.ratio,
+                "low": t.low,
+                "high": t.high,
+                "verdict": t.verdict.to_string(),
+            }),
+        );
         anyhow::ensure!(
             t.verdict == ComparisonVerdict::Equivalent,
             "identical targets: {t:?}"
@@ -220,4 +253,23 @@ async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
     }
     .await;
     cluster.finish(&ns, outcome).await;
+}
+
+/// Writes what a comparison test measured to `$BENCHRUN_E2E_RECORD/<name>.json` when that
+/// directory is set (`make comparisons-doc` sets it and renders docs/metrics.md's table of
+/// measured times and repeats from the files, with the commit and date).
+fn record(name: &str, value: serde_json::Value) {
+    let Some(dir) = std::env::var_os("BENCHRUN_E2E_RECORD") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            dir.join(format!("{name}.json")),
+            serde_json::to_string_pretty(&value).unwrap_or_default(),
+        )
+    });
+    if let Err(e) = written {
+        println!("could not record {name}: {e}");
+    }
 }

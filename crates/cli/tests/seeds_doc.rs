@@ -99,7 +99,11 @@ fn the_committed_page_is_rendered_from_the_committed_result_files() {
         .manifest
         .as_ref()
         .expect("docs/seeds/results/manifest.json");
-    assert_eq!(files.runs.len(), manifest.seeds.len(), "a run file is missing");
+    assert_eq!(
+        files.runs.len(),
+        manifest.seeds.len(),
+        "a run file is missing"
+    );
     assert!(
         page.contains(&manifest.commit),
         "the page names the run's commit"
