@@ -60,7 +60,7 @@ fi
 kill "$sampler" 2>/dev/null || true
 target_nodes=$(kubectl get nodes -l benchrun.dev/role=target -o jsonpath='{range .items[*]}{.metadata.name}{" "}{end}')
 on_target=$(awk -v t=" $target_nodes " 'NF == 2 && index(t, " " $2 " ") {print}' "$placement" | sort -u)
-log "operator pods seen during the run (every 5 s): $(awk 'NF == 2 {print $2}' "$placement" | sort | uniq -c | awk '{printf "%s on %s (%s samples) ", "", $2, $1}')"
+log "operator pods seen during the run (every 5 s): $(awk 'NF == 2 {print $2}' "$placement" | sort | uniq -c | awk '{printf "%s (%s samples) ", $2, $1}')"
 if [ -n "$on_target" ]; then
   log "ERROR: an operator pod ran on a target node ($target_nodes): $on_target"
   exit 1
