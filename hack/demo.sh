@@ -26,7 +26,8 @@ kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/
 # A run is a record and is never re-executed: to run the demo again, replace it.
 kubectl -n "$ns" delete benchmarkrun demo --ignore-not-found --wait=true >/dev/null
 kubectl -n "$ns" apply -f examples/demo.yaml
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+. hack/lib/target-dir.sh
+target_dir=$(cargo_target_dir)
 plugin=$target_dir/release/kubectl-benchrun
 log "measuring (8 cells, about 5 minutes); follow with: kubectl get benchmarkruns -n $ns -w"
 # Where the operator's pods run while the demo measures: never on a node labelled as the

@@ -46,7 +46,8 @@ for run in "$name" "$name-defaults"; do
   [ "$phase" = Succeeded ] || rc=1
 done
 kubectl -n "$ns" get benchmarkruns
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+. hack/lib/target-dir.sh
+target_dir=$(cargo_target_dir)
 for run in "$name" "$name-defaults"; do
   "$target_dir/release/kubectl-benchrun" show "$run" -n "$ns" || true
 done

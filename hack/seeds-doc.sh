@@ -9,5 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release -q -p kubectl-benchrun --bin seeds-doc >&2
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+. hack/lib/target-dir.sh
+target_dir=$(cargo_target_dir)
 exec "$target_dir/release/seeds-doc" "${1:-docs/seeds/results}" --claims examples/seeds/claims/claims.yaml

@@ -102,7 +102,8 @@ PY
 [ -n "${KUBECONFIG:-}" ] || eval "$(hack/cluster.sh env)"
 kubectl get crd benchmarkruns.benchrun.dev >/dev/null 2>&1 \
   || die "benchrun is not installed on this cluster: run 'make seeds' (or 'make install stacks') first"
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+. hack/lib/target-dir.sh
+target_dir=$(cargo_target_dir)
 plugin=$target_dir/release/kubectl-benchrun
 [ -x "$plugin" ] || die "no $plugin: run 'make build'"
 kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
