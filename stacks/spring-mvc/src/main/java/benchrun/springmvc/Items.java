@@ -56,25 +56,28 @@ class Items {
     record Result(int status, String json) {}
 
     Result firstItems(int limit) {
-        return first(collection, limit, null);
+        return first(collection, limit, null, true);
     }
 
     /**
-     * The first {@code limit} questionnaire answers by {@code _id}: whole documents when
+     * The first {@code limit} questionnaire answers in natural order: whole documents when
      * {@code projection} is null (the original's query of batches 1-20), else only its fields.
      */
     Result firstAnswers(int limit, Bson projection) {
-        return first(answers, limit, projection);
+        return first(answers, limit, projection, false);
     }
 
-    private Result first(MongoCollection<Document> from, int limit, Bson projection) {
+    private Result first(MongoCollection<Document> from, int limit, Bson projection, boolean sorted) {
         if (from == null) {
             return new Result(503, "{\"error\":\"MONGODB_URL is not set\"}");
         }
         try {
             StringBuilder out = new StringBuilder(limit * 80).append('[');
             boolean first = true;
-            var find = from.find().sort(Sorts.ascending("_id")).limit(limit);
+            // The answers are read in the store's natural order (insertion order, _id 1..L as
+            // seeded), as the original's find().limit(100) did: a sort makes FerretDB read and
+            // order the whole collection (about 7 s per query at 350m against 0.7 s without).
+            var find = (sorted ? from.find().sort(Sorts.ascending("_id")) : from.find()).limit(limit);
             if (projection != null) {
                 find = find.projection(projection);
             }
