@@ -631,6 +631,23 @@ impl Planner<'_> {
             load_nodes: self.obs.load_nodes.clone(),
             target_ready_ms: first_ready_ms.or(target.ready_ms),
             target_image_bytes: target.image_bytes,
+            service_restarts: self
+                .obs
+                .services
+                .iter()
+                .map(|s| results::ServiceRestart {
+                    name: s.name.clone(),
+                    terminations: s.state.containers.iter().map(|c| c.terminations()).sum(),
+                    last_reason: s
+                        .state
+                        .containers
+                        .iter()
+                        .filter(|c| c.terminations() > 0)
+                        .max_by_key(|c| c.last_finished_ms)
+                        .and_then(|c| c.last_reason.clone()),
+                })
+                .filter(|s| s.terminations > 0)
+                .collect(),
         }
     }
 

@@ -39,6 +39,19 @@ pub struct PodFacts {
     pub target_ready_ms: Option<i64>,
     /// Size of the target's image as its node reports it.
     pub target_image_bytes: Option<i64>,
+    /// Backing services whose containers restarted since the run made them.
+    pub service_restarts: Vec<ServiceRestart>,
+}
+
+/// A backing service whose container restarted since the run made it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceRestart {
+    /// `spec.services[].name`.
+    pub name: String,
+    /// Terminations of its containers since they were created.
+    pub terminations: i32,
+    /// Reason of the last one (e.g. `OOMKilled`), when the kubelet reported it.
+    pub last_reason: Option<String>,
 }
 
 /// Where the load ran: the nodes the load results name themselves (each load pod records
@@ -154,6 +167,8 @@ pub fn measured_result(
         per_second_cv: crate::comparisons::per_second_cv(load),
     };
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
+    r.warnings
+        .extend(validity::service_restarted(&pods.service_restarts));
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
     r
 }
@@ -186,6 +201,7 @@ pub fn with_late_usage(
             .target_ready_seconds
             .map(|s| (s * 1000.0).round() as i64),
         target_image_bytes: recorded.target_image_bytes,
+        service_restarts: Vec::new(),
     };
     let mut r = measured_result(
         run,
@@ -199,6 +215,14 @@ pub fn with_late_usage(
     );
     // The baseline verdict rests on the load figures only, which have not changed.
     r.baseline = recorded.baseline.clone();
+    // So do the pod facts behind `ServiceRestarted`, seen when the result was recorded.
+    r.warnings.extend(
+        recorded
+            .warnings
+            .iter()
+            .filter(|w| w.code == WarningCode::ServiceRestarted)
+            .cloned(),
+    );
     r
 }
 

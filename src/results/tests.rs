@@ -688,6 +688,65 @@ fn late_usage_keeps_the_baseline_verdict() {
 }
 
 #[test]
+fn a_restarted_backing_service_is_named_and_the_warning_survives_late_usage() {
+    let run = run();
+    let pods = PodFacts {
+        service_restarts: vec![ServiceRestart {
+            name: "mongo".into(),
+            terminations: 1,
+            last_reason: Some("OOMKilled".into()),
+        }],
+        ..pods()
+    };
+    let recorded = measured_result(
+        &run,
+        &run.cells[1],
+        0,
+        &load(),
+        None,
+        BTreeMap::new(),
+        &pods,
+        None,
+    );
+    let restarted: Vec<&Warning> = recorded
+        .warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::ServiceRestarted)
+        .collect();
+    assert_eq!(restarted.len(), 1, "{:?}", recorded.warnings);
+    assert!(
+        restarted[0].message.starts_with(
+            "backing service mongo restarted 1 time since the run made it, last: OOMKilled;"
+        ),
+        "{}",
+        restarted[0]
+    );
+    let late = with_late_usage(
+        &run,
+        &run.cells[1],
+        &recorded,
+        &load(),
+        &usage(),
+        BTreeMap::new(),
+    );
+    assert_eq!(
+        late.warnings
+            .iter()
+            .filter(|w| w.code == WarningCode::ServiceRestarted)
+            .count(),
+        1,
+        "{:?}",
+        late.warnings
+    );
+    // A service that never restarted says nothing.
+    let quiet = validity::service_restarted(&[ServiceRestart {
+        name: "mongo".into(),
+        ..Default::default()
+    }]);
+    assert!(quiet.is_empty());
+}
+
+#[test]
 fn the_latency_table_has_abs_percentages_from_the_merged_histogram() {
     let mut h = benchrun_load::hist::new_latency();
     // 1..=1000 ms, one request each.

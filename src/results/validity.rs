@@ -147,6 +147,27 @@ pub fn service_bound(r: &CellResult) -> Vec<Warning> {
         .collect()
 }
 
+/// `ServiceRestarted` for each backing service whose container restarted since the run made
+/// it: a store seeded once keeps its data in the container unless its image uses a volume,
+/// so this cell (and every later one) may have read an empty or partial data set.
+pub fn service_restarted(restarts: &[super::ServiceRestart]) -> Vec<Warning> {
+    restarts
+        .iter()
+        .filter(|s| s.terminations > 0)
+        .map(|s| {
+            let last = s
+                .last_reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(", last: {r}"));
+            Warning::new(WarningCode::ServiceRestarted, format!("backing service {} restarted {} time{} since the run made it{last}; what its seed Job wrote is gone unless the service keeps its data in a volume, so this cell may have read an empty store — give it more memory or CPU (services[].resources) and run again",
+                s.name,
+                s.terminations,
+                if s.terminations == 1 { "" } else { "s" }
+            ))
+        })
+        .collect()
+}
+
 /// `StaggeredStart` when the load pods' windows began further apart than
 /// [`MAX_START_SPREAD_MS`] or [`MAX_START_SPREAD`] of the window, whichever is larger.
 pub fn staggered_start(r: &CellResult) -> Option<Warning> {

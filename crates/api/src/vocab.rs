@@ -397,6 +397,9 @@ vocabulary! {
         EphemeralPortsLow = "EphemeralPortsLow",
         /// Connections were reset rather than closed.
         Resets = "Resets",
+        /// A backing service's container restarted since the run made it: what its seeding
+        /// Job wrote may be gone, so the cell may have read an empty or partial store.
+        ServiceRestarted = "ServiceRestarted",
     }
 }
 

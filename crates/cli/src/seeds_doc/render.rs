@@ -203,7 +203,16 @@ fn claim_rows(
             Some(run) => {
                 let cv = values(run, &c.candidate, metric);
                 let rv = values(run, &c.reference, metric);
+                let elsewhere = super::verdict::not_the_target(run, &c.candidate)
+                    .or_else(|| super::verdict::not_the_target(run, &c.reference));
                 match compare_repeats(&cv, &rv, tolerance, metric.higher_is_better()) {
+                    Some(est) if elsewhere.is_some() => (
+                        Verdict::NotTestable,
+                        elsewhere.unwrap_or_default(),
+                        summary(&cv, metric),
+                        summary(&rv, metric),
+                        ratio_text(&est),
+                    ),
                     None => (
                         Verdict::NoMeasurement,
                         format!(

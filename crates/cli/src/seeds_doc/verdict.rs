@@ -1,6 +1,6 @@
 //! From the cells of a run to a verdict on a claim.
 
-use benchrun_api::{BenchmarkRun, CellResult, Outcome};
+use benchrun_api::{BenchmarkRun, CellResult, Outcome, WarningCode};
 
 use super::claims::{Expect, Metric, Selector};
 use benchrun_api::compare::{ComparisonVerdict, RatioEstimate};
@@ -14,7 +14,8 @@ pub enum Verdict {
     Contradicted,
     /// Neither: no difference where one was claimed, or too uncertain to tell.
     NotReproduced,
-    /// This machine cannot answer it (reason in the claims file).
+    /// This machine cannot answer it: the reason is in the claims file, or the cells measured
+    /// something else than the targets (their backing service was the limit or restarted).
     NotTestable,
     /// The run lacks the cells (fewer than 2 measured repeats a side).
     NoMeasurement,
@@ -44,6 +45,8 @@ impl Verdict {
             Verdict::NoMeasurement
         } else if parts.contains(&Verdict::Contradicted) {
             Verdict::Contradicted
+        } else if parts.contains(&Verdict::NotTestable) {
+            Verdict::NotTestable
         } else if !parts.is_empty() && parts.iter().all(|v| *v == Verdict::Reproduced) {
             Verdict::Reproduced
         } else {
@@ -87,6 +90,41 @@ fn metric_of(r: &CellResult, metric: Metric) -> Option<f64> {
         Metric::MemoryPeak => r.usage.memory_peak_bytes.map(|b| b as f64 / 1e6),
         Metric::ImageBytes => r.target_image_bytes.map(|b| b as f64 / 1e6),
     }
+}
+
+/// Why the cells the selector matches measured something else than their target: in more than
+/// half of their measured repeats a backing service was at its CPU limit (`ServiceBound`) or
+/// had restarted (`ServiceRestarted`, its seeded data gone). `None` when they measured the
+/// target.
+pub fn not_the_target(run: &BenchmarkRun, selector: &Selector) -> Option<String> {
+    let results: Vec<&CellResult> = run
+        .status
+        .as_ref()?
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Measured && matches(r, selector))
+        .collect();
+    let with = |code: WarningCode| {
+        results
+            .iter()
+            .filter(|r| r.warnings.iter().any(|w| w.code == code))
+            .count()
+    };
+    [
+        (WarningCode::ServiceRestarted, "its backing service restarted (its seeded data gone)"),
+        (WarningCode::ServiceBound, "its backing service was at its CPU limit"),
+    ]
+    .into_iter()
+    .map(|(code, what)| (with(code), code, what))
+    .find(|(n, _, _)| 2 * n > results.len())
+    .map(|(n, code, what)| {
+        format!(
+            "{what} in {n} of {} measurements of {} ({}): the cells measured the service, not the target",
+            results.len(),
+            selector.describe(),
+            code.as_str()
+        )
+    })
 }
 
 /// The metric of every measured result (every repeat) of the cells the selector matches, in
@@ -157,5 +195,54 @@ mod tests {
             NoMeasurement
         );
         assert_eq!(Verdict::combine(&[NotRun]), NotRun);
+        assert_eq!(Verdict::combine(&[Reproduced, NotTestable]), NotTestable);
+        assert_eq!(Verdict::combine(&[NotTestable, Contradicted]), Contradicted);
+    }
+
+    /// A run whose results are `target`'s repeats, each with the `warnings` given.
+    fn run_with(target: &str, warnings: &[&[&str]]) -> BenchmarkRun {
+        let results: Vec<serde_json::Value> = warnings
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                serde_json::json!({
+                    "cell": 0, "repeat": i, "outcome": "Measured", "throughput": 3.0,
+                    "coordinates": {"target": target, "scenario": "list", "connections": 10,
+                        "cpu": "500m", "memory": "512Mi", "replicas": 1},
+                    "warnings": w,
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "benchrun.dev/v1alpha1", "kind": "BenchmarkRun",
+            "metadata": {"name": "seed"},
+            "spec": {"targets": [{"name": target, "image": "x"}],
+                "scenarios": [{"name": "list", "path": "/"}], "load": {"duration": "20s"}},
+            "status": {"results": results},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn cells_limited_by_their_backing_service_in_most_repeats_did_not_measure_the_target() {
+        let select = Selector {
+            target: Some("express".into()),
+            ..Default::default()
+        };
+        let bound = "ServiceBound: backing service mongo averaged 100.0% of its CPU limit";
+        let run = run_with("express", &[&[bound], &[bound], &[]]);
+        let why = not_the_target(&run, &select).expect("2 of 3 bound");
+        assert!(
+            why.starts_with("its backing service was at its CPU limit in 2 of 3 measurements of express (ServiceBound)"),
+            "{why}"
+        );
+        let restarted = "ServiceRestarted: backing service mongo restarted 1 time";
+        let run = run_with("express", &[&[bound, restarted], &[restarted], &[bound]]);
+        assert!(not_the_target(&run, &select)
+            .unwrap()
+            .starts_with("its backing service restarted"));
+        // One of three is not most: the cells measured the target.
+        let run = run_with("express", &[&[bound], &[], &[]]);
+        assert_eq!(not_the_target(&run, &select), None);
     }
 }
