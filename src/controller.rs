@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use benchrun_api::{validate, BenchmarkRun, BenchmarkRunStatus, Reason, ValidatedRun};
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
@@ -85,8 +85,11 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             }
         }
     });
+    let (wake, woken) = futures::channel::mpsc::unbounded();
+    tokio::spawn(wake_waiting_runs(ctx.clone(), wake));
     let ns = &config.namespace;
     controller
+        .reconcile_on(woken)
         .owns(children::<Deployment>(&client, ns), owned.clone())
         .owns(children::<Service>(&client, ns), owned.clone())
         .owns(children::<Job>(&client, ns), owned.clone())
@@ -106,6 +109,40 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             }
         })
         .await;
+}
+
+/// How often the runs cache is checked for a slot that was let go.
+const WAKE_CHECK: Duration = Duration::from_secs(1);
+
+/// Wakes the runs waiting for a measuring slot as soon as a holder lets go of one (finished,
+/// deleted, or its grant lapsed), from the runs cache alone: queued runs are not polled
+/// ([`crate::plan::QUEUED_RECHECK`] is a safety net), and this reads nothing from the apiserver.
+async fn wake_waiting_runs(
+    ctx: Arc<Context>,
+    wake: futures::channel::mpsc::UnboundedSender<ObjectRef<BenchmarkRun>>,
+) {
+    let mut before = std::collections::BTreeSet::new();
+    loop {
+        tokio::time::sleep(WAKE_CHECK).await;
+        if ctx.store.wait_until_ready().now_or_never().is_none() {
+            continue;
+        }
+        let all: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
+        let now = slots::holders(&all, &ctx.slots.granted());
+        for key in slots::to_wake(&before, &now, &all) {
+            let Some((ns, name)) = key.split_once('/') else {
+                continue;
+            };
+            tracing::debug!(run = %key, "a measuring slot was let go; waking");
+            if wake
+                .unbounded_send(ObjectRef::new(name).within(ns))
+                .is_err()
+            {
+                return;
+            }
+        }
+        before = now;
+    }
 }
 
 async fn reconcile(run: Arc<BenchmarkRun>, ctx: Arc<Context>) -> Result<Requeue> {

@@ -67,6 +67,18 @@ pub fn key_of(namespace: &str, name: &str) -> String {
 /// run, holders could be missed, so nobody is granted a slot.
 pub const CACHE_NOT_READY: &str = "(operator cache not ready)";
 
+/// Appended to the older waiting runs a run waits for while a slot is free.
+pub const OLDER_QUEUED: &str = " (older, queued)";
+
+/// Whether a run waiting for `holders` ([`SlotDecision::Wait`]) is woken when its turn comes
+/// ([`to_wake`]): when every slot is held. While the cache is not ready, or a slot is free but
+/// older runs go first, its turn comes without a holder letting go, so it must look again.
+pub fn woken_when_freed(holders: &[String]) -> bool {
+    holders
+        .iter()
+        .all(|h| h != CACHE_NOT_READY && !h.ends_with(OLDER_QUEUED))
+}
+
 /// The facts a slot decision is made from, as observation read them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SlotFacts {
@@ -109,12 +121,7 @@ pub enum SlotDecision {
 /// that holds, holds; otherwise the oldest waiting runs by (creation time, key) get the free
 /// slots; a run not in `all` yet (just created) lets the older ones go first.
 pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>) -> SlotDecision {
-    let mut holders: BTreeSet<String> = live_grants(all, granted);
-    holders.extend(
-        all.iter()
-            .filter(|r| r.phase == Some(Phase::Running) && !r.deleting)
-            .map(|r| r.key.clone()),
-    );
+    let holders = holders(all, granted);
     if holders.contains(me) {
         return SlotDecision::Holds;
     }
@@ -135,10 +142,36 @@ pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>)
             waiting
                 .iter()
                 .take(free)
-                .map(|r| format!("{} (older, queued)", r.key))
+                .map(|r| format!("{}{OLDER_QUEUED}", r.key))
                 .collect(),
         ),
     }
+}
+
+/// The runs that hold a slot: the grants in `granted` whose run is still live and the runs in
+/// phase `Running` not being deleted, as `namespace/name`.
+pub fn holders(all: &[RunView], granted: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut holders: BTreeSet<String> = live_grants(all, granted);
+    holders.extend(
+        all.iter()
+            .filter(|r| r.phase == Some(Phase::Running) && !r.deleting)
+            .map(|r| r.key.clone()),
+    );
+    holders
+}
+
+/// The waiting runs to wake because a slot was freed: every run of `all` that waits for one
+/// (phase unset, `Pending` or `Queued`, not being deleted) when some run of `before` no longer
+/// holds (it finished, was deleted or its grant lapsed); none otherwise. A waiting run is not
+/// polled (see [`crate::plan`]'s queue): this is how its turn reaches it.
+pub fn to_wake(before: &BTreeSet<String>, now: &BTreeSet<String>, all: &[RunView]) -> Vec<String> {
+    if before.is_subset(now) {
+        return Vec::new();
+    }
+    all.iter()
+        .filter(|r| r.waiting())
+        .map(|r| r.key.clone())
+        .collect()
 }
 
 /// The grants of `granted` that still hold: their run is in `all`, not finished and not
@@ -221,6 +254,33 @@ mod tests {
 
     fn waits(d: &SlotDecision) -> bool {
         matches!(d, SlotDecision::Wait(_))
+    }
+
+    #[test]
+    fn the_waiting_runs_are_woken_only_when_a_holder_lets_go() {
+        let running = |k: &str| view(k, Some(Phase::Running), 1);
+        let mut all = vec![
+            running("a/x"),
+            view("a/q1", Some(Phase::Queued), 2),
+            view("a/q2", None, 3),
+            view("a/done", Some(Phase::Succeeded), 0),
+        ];
+        let before = holders(&all, &BTreeSet::new());
+        assert_eq!(before, BTreeSet::from(["a/x".to_string()]));
+        // Nothing changed, or a new holder came: nobody is woken.
+        assert!(to_wake(&before, &holders(&all, &BTreeSet::new()), &all).is_empty());
+        let granted = BTreeSet::from(["a/q1".to_string()]);
+        assert!(to_wake(&before, &holders(&all, &granted), &all).is_empty());
+        // The holder finished: every waiting run is woken, the finished ones are not.
+        all[0].phase = Some(Phase::Succeeded);
+        let now = holders(&all, &BTreeSet::new());
+        assert_eq!(to_wake(&before, &now, &all), vec!["a/q1", "a/q2"]);
+        // The holder was deleted: the same.
+        all.remove(0);
+        assert_eq!(
+            to_wake(&before, &holders(&all, &BTreeSet::new()), &all),
+            vec!["a/q1", "a/q2"]
+        );
     }
 
     #[test]

@@ -81,6 +81,9 @@ pub async fn observe(
         slot: slot(ctx, run, status).await,
         ..Observed::default()
     };
+    if waits_for_slot(status, &o.slot) {
+        return Ok(o);
+    }
     let targets_sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
     let deployments = list(
         &Api::<Deployment>::namespaced(client.clone(), ns),
@@ -350,6 +353,16 @@ async fn pending(
 /// What the slot decision is made from: every run in the controller's cache (once it is
 /// ready: before it holds every run, holders could be missed) and a snapshot of this
 /// process's grants. Not read for a finished run, which needs no slot.
+/// Whether the run waits for a measuring slot: neither started nor finished, and the slot
+/// decision is to wait. Such a run has made nothing yet (it makes its children only once it
+/// holds a slot) and its turn comes from the runs cache alone, so nothing is read from the
+/// apiserver for it: a queue of any length costs the apiserver nothing.
+fn waits_for_slot(status: &BenchmarkRunStatus, slot: &SlotFacts) -> bool {
+    !plan::is_finished(status)
+        && status.phase != Some(benchrun_api::Phase::Running)
+        && matches!(slot.decision(), slots::SlotDecision::Wait(_))
+}
+
 async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> SlotFacts {
     let mut facts = SlotFacts {
         max: ctx.slots.max(),

@@ -23,7 +23,8 @@
 //! A run that is not yet `Running` starts only once it holds a measuring slot: the planner
 //! decides from the observed slot facts ([`crate::slots::decide`]); a run the slot is free for
 //! gets only [`Action::TakeSlot`] and an immediate requeue, a run that must wait is `Queued`
-//! naming the holders.
+//! naming the holders, and is woken by the controller when a holder lets go (it is not
+//! polled, and observation reads nothing from the apiserver for it).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -46,6 +47,13 @@ use crate::observed::Observed;
 /// kubelet defaults, so on the local cluster a sample from after the window has normally been
 /// stored by then.
 pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
+/// When a queued run looks again at the slots although nobody woke it: the controller wakes
+/// every waiting run as soon as a holder lets go of its slot ([`crate::slots::to_wake`]), so
+/// this is only a safety net. A queued run's reconcile reads nothing from the apiserver.
+pub const QUEUED_RECHECK: Duration = Duration::from_secs(300);
+/// When a queued run looks again while its turn can come without a holder letting go (the
+/// cache of runs not ready yet, or a free slot that older runs take first).
+pub const QUEUE_POLL: Duration = Duration::from_secs(5);
 /// How far ahead of the load Job's creation its pods are told to begin when there are several
 /// (`--start-at`): time for all of them to be scheduled and started, so they begin together.
 pub const START_LEAD: Duration = Duration::from_secs(5);

@@ -136,7 +136,9 @@ fn waiting_names_every_holder_and_older_queued_runs() {
         "waiting for a measuring slot, held by team/a, team/b"
     );
     assert_eq!(d.notes[0].reason, Reason::Queued);
-    assert_eq!(d.requeue, Some(Duration::from_secs(5)));
+    // Every slot is held: the controller wakes it when one is let go; the requeue is a
+    // safety net only.
+    assert_eq!(d.requeue, Some(crate::plan::QUEUED_RECHECK));
     // Not in the cache yet, nobody holding: the older queued run goes first.
     let not_cached = SlotFacts {
         runs: Some(vec![run_view("team/old", Some(Phase::Queued), 0)]),
@@ -152,6 +154,8 @@ fn waiting_names_every_holder_and_older_queued_runs() {
     assert!(cond(&d.status, ConditionType::Running)
         .message
         .ends_with("held by team/old (older, queued)"));
+    // A slot is free: its turn comes without a holder letting go, so it looks again soon.
+    assert_eq!(d.requeue, Some(crate::plan::QUEUE_POLL));
 }
 
 #[test]
@@ -172,6 +176,7 @@ fn without_the_operator_cache_the_run_waits() {
     assert!(cond(&d.status, ConditionType::Running)
         .message
         .contains(CACHE_NOT_READY));
+    assert_eq!(d.requeue, Some(crate::plan::QUEUE_POLL));
 }
 
 #[test]

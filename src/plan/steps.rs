@@ -137,7 +137,10 @@ impl Planner<'_> {
         self.accept();
         self.condition(ConditionType::Running, false, Reason::Queued, message);
         self.progress();
-        self.after(Duration::from_secs(5));
+        self.after(match crate::slots::woken_when_freed(holders) {
+            true => super::QUEUED_RECHECK,
+            false => super::QUEUE_POLL,
+        });
     }
 
     /// `Running=True` with reason `Measuring`.
