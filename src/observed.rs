@@ -206,9 +206,6 @@ pub struct Observed {
     pub nodes: Option<Vec<NodeRoom>>,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
-    /// Prometheus usage for the focus window, for a run an older operator left in stage
-    /// Collecting (queried only once the window is scraped).
-    pub usage: Option<Collection>,
     /// The `spec.baseline` run's cell with the focus coordinates, read once the focus load Job
     /// has succeeded (absent without a baseline or before).
     pub baseline: Option<crate::baseline::BaselineObserved>,
@@ -244,7 +241,6 @@ impl Default for Observed {
             job_starts: BTreeMap::new(),
             node_roles: NodeRoles::default(),
             detail: None,
-            usage: None,
             baseline: None,
             retrying: false,
             pending: Vec::new(),

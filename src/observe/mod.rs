@@ -217,10 +217,6 @@ pub async fn observe(
             matches!(o.job, JobObserved::Succeeded(_))
                 || (o.job == JobObserved::Absent && o.detail.is_some())
         }
-        Some(Stage::Collecting) => o
-            .detail
-            .as_ref()
-            .is_some_and(|load| now.as_millisecond() >= plan::scrape_ready_at(load)),
         _ => false,
     };
     if !load_over {
@@ -232,16 +228,6 @@ pub async fn observe(
     if let Some(plan) = &v.baseline {
         let coordinates = results::coordinates(v, cell);
         o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
-    }
-    // A run an older operator left collecting: read its window here, as it did.
-    if let (Some(Stage::Collecting), Some(load)) = (stage, &o.detail) {
-        let w = Window {
-            target_name: &target_name,
-            job_name: &job_name,
-            load,
-            job_created: o.job_created,
-        };
-        o.usage = Some(usage(ctx, v, owner, cell, &w).await);
     }
     Ok(o)
 }

@@ -185,7 +185,6 @@ pub fn observed() -> impl Strategy<Value = Observed> {
         prop::option::of(text(&["10.96.0.7"])),
         job(),
         prop::option::of(load_result()),
-        prop::option::of(collection()),
     );
     let rest = (
         slot,
@@ -197,7 +196,7 @@ pub fn observed() -> impl Strategy<Value = Observed> {
     );
     (facts, rest).prop_map(
         |(
-            (target, service_ip, job, detail, usage),
+            (target, service_ip, job, detail),
             (slot, base, retrying, pending, retry, generation),
         )| {
             Observed {
@@ -210,7 +209,6 @@ pub fn observed() -> impl Strategy<Value = Observed> {
                 restarts_baseline: base.0,
                 restarts_baseline_pods: base.1,
                 detail,
-                usage,
                 retrying,
                 pending,
                 metrics_retry_for: retry,

@@ -281,7 +281,7 @@ mod regressions {
     use super::super::tests::{at, load_result, obs, ready_target, running, SPEC};
     use super::*;
     use crate::builders::fixtures::run as validated;
-    use crate::observed::{Collection, PendingObserved, TargetObserved};
+    use crate::observed::{Collection, JobObserved, PendingObserved, TargetObserved};
     use benchrun_api::MetricsPending;
 
     #[test]
@@ -306,23 +306,21 @@ mod regressions {
     }
 
     #[test]
-    fn a_window_ending_past_any_clock_is_waited_for_from_the_earliest_clock() {
+    fn a_window_ending_past_any_clock_is_recorded_with_its_metrics_due_at_the_end_of_time() {
         let run = validated(SPEC);
         let mut load = load_result(0);
         load.window_end_ms = u64::MAX;
         let o = Observed {
+            job: JobObserved::Absent,
             detail: Some(load),
             ..obs()
         };
-        let d = plan(
-            &run,
-            &running(0, 0, Stage::Collecting, 0),
-            &o,
-            Timestamp::MIN,
-        );
-        assert!(d.actions.is_empty(), "{:?}", d.actions);
-        let wait = d.requeue.expect("a requeue");
-        assert!(wait > Duration::from_secs(86_400 * 365), "{wait:?}");
+        let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, Timestamp::MIN);
+        // Recorded, its CPU and memory due at the end of time: never asked for before.
+        let r = &d.status.results[0];
+        assert_eq!(r.metrics_due.as_ref().map(|d| d.at.0), Some(Timestamp::MAX));
+        assert!(collections_due(&d.status, Timestamp::MAX).len() <= 1);
+        assert!(collections_due(&d.status, Timestamp::MIN).is_empty());
     }
 
     #[test]

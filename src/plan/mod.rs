@@ -3,8 +3,8 @@
 //!
 //! One measurement (cell × repeat) at a time, in the run's order (matrix order, or interleaved
 //! rounds with `spec.repeatOrder: Interleaved`), each through the stages
-//! Deploying → Loading, its result appended to `status.results` exactly once (stage
-//! Collecting is only continued for runs that an older operator left in it).
+//! Deploying → Loading, its result appended to `status.results` exactly once (a run an older
+//! operator left in stage `Collecting` is read as `Loading`, see [`benchrun_api::Stage`]).
 //! Everything needed to resume lives in `status.current` and in the children (the Job's
 //! restart-baseline annotation, the detail ConfigMap), so a restarted operator continues where
 //! the last one stopped without losing or repeating a measurement.

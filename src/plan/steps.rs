@@ -21,7 +21,7 @@ use crate::capacity;
 use crate::comparisons;
 use crate::kills::{self, RestartBaseline};
 use crate::names;
-use crate::observed::{Collection, JobObserved};
+use crate::observed::JobObserved;
 use crate::slots::SlotDecision;
 
 /// How far past a stage's own limit a measurement may go without progress (see
@@ -207,7 +207,6 @@ impl Planner<'_> {
         }
         match cur.stage {
             Stage::Loading => self.loading(&cur, cell, repeat),
-            Stage::Collecting => self.collecting(cell, repeat),
             Stage::Deploying => self.deploying(&cur, cell, repeat),
         }
     }
@@ -220,10 +219,6 @@ impl Planner<'_> {
             Stage::Loading => (
                 self.run.expected_load_time() + self.run.load_grace + STALL_GRACE * 2,
                 "the load result could not be read or stored",
-            ),
-            Stage::Collecting => (
-                SCRAPE_SETTLE + STALL_GRACE * 5,
-                "the result could not be collected",
             ),
             // Backing services come up and are seeded first, then the target.
             Stage::Deploying => (
@@ -513,83 +508,6 @@ impl Planner<'_> {
                 load.throughput,
                 load.latency.p99_us as f64 / 1000.0,
                 crate::results::validity::second(at)
-            ),
-        );
-        self.record(vec![result]);
-    }
-
-    pub(super) fn wait_for_scrape(&mut self, load: &LoadResult) {
-        let wait = scrape_ready_at(load)
-            .saturating_sub(self.now.as_millisecond())
-            .max(0) as u64;
-        self.after(Duration::from_millis(wait.max(500)));
-    }
-
-    pub(super) fn collecting(&mut self, cell: usize, repeat: usize) {
-        let load = match (&self.obs.detail, &self.obs.job) {
-            (Some(d), _) => d.clone(),
-            (None, JobObserved::Succeeded(pods)) => match merge_pods(pods) {
-                Ok(merged) => {
-                    self.actions.push(Action::StoreDetail {
-                        cell,
-                        repeat,
-                        json: detail_json(&merged),
-                    });
-                    self.after(Duration::from_secs(1));
-                    return;
-                }
-                Err(reason) => return self.fail_measurement(cell, repeat, reason),
-            },
-            _ => {
-                return self.fail_measurement(
-                    cell,
-                    repeat,
-                    "the load result was lost (no detail ConfigMap and no finished Job)".into(),
-                )
-            }
-        };
-        if self.now.as_millisecond() < scrape_ready_at(&load) {
-            return self.wait_for_scrape(&load);
-        }
-        let Some(collection) = self.obs.usage.clone() else {
-            self.after(Duration::from_secs(2));
-            return;
-        };
-        let (usage, extra) = match &collection {
-            Collection::Answered(Ok((u, extra))) => (Some(u), extra.clone()),
-            _ => (None, Default::default()),
-        };
-        let pods = self.pod_facts(cell, &load);
-        let c = &self.run.cells[cell];
-        let detail = names::detail_name(&self.obs.run_name, cell, repeat);
-        let mut result = results::measured_result(
-            self.run,
-            c,
-            repeat,
-            &load,
-            usage,
-            extra,
-            &pods,
-            Some(detail),
-        );
-        self.judge_baseline(&mut result);
-        match collection {
-            Collection::Answered(Ok(_)) => {}
-            Collection::Answered(Err(e)) => self.metrics_lost(&mut result, e),
-            Collection::Unreachable(e) => self.defer_metrics(&mut result, &load, e),
-        }
-        self.note(
-            false,
-            Reason::Measured,
-            format!(
-                "cell {cell} repeat {repeat}: {:.0} req/s, p99 {:.1} ms{}",
-                load.throughput,
-                load.latency.p99_us as f64 / 1000.0,
-                if result.metrics_pending.is_some() {
-                    " (CPU and memory pending)"
-                } else {
-                    ""
-                }
             ),
         );
         self.record(vec![result]);

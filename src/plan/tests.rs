@@ -473,32 +473,10 @@ fn a_window_counts_as_scraped_the_settle_time_after_it_ends() {
 }
 
 #[test]
-fn collecting_waits_for_two_scrape_intervals_after_the_window() {
+fn a_finished_load_is_recorded_once_with_its_pod_facts_and_its_metrics_due() {
     let run = validated(SPEC);
     let o = Observed {
-        detail: Some(load_result(3000)),
-        ..obs()
-    };
-    let d = plan(
-        &run,
-        &running(0, 0, Stage::Collecting, 14_000),
-        &o,
-        at(15_000),
-    );
-    assert!(d.status.results.is_empty());
-    assert_eq!(d.requeue, Some(Duration::from_secs(8)));
-}
-
-#[test]
-fn collecting_records_the_result_once_with_usage_and_pod_facts() {
-    let run = validated(SPEC);
-    let usage = TargetUsage {
-        cpu_avg_cores: Some(0.2),
-        ..TargetUsage::default()
-    };
-    let o = Observed {
-        detail: Some(load_result(3000)),
-        usage: Some(Ok((usage.clone(), Default::default())).into()),
+        job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
         target: Some(TargetObserved {
             restarts: 5,
             containers: vec![
@@ -514,63 +492,59 @@ fn collecting_records_the_result_once_with_usage_and_pod_facts() {
         load_nodes: vec!["node-b".into()],
         ..obs()
     };
-    let status = running(0, 0, Stage::Collecting, 14_000);
-    let d = plan(&run, &status, &o, at(24_000));
+    let status = running(0, 0, Stage::Loading, 0);
+    let d = plan(&run, &status, &o, at(14_000));
     assert_eq!(d.status.results.len(), 1);
     let r = &d.status.results[0];
     assert_eq!(r.outcome, Outcome::Measured);
     assert_eq!(r.requests, Some(10_000));
-    assert_eq!(r.usage.cpu_avg_cores, Some(0.2));
     assert_eq!(r.restarts, 1);
     assert_eq!(r.oom_kills, 2);
     assert_eq!(r.load_nodes, vec!["node-b".to_string()]);
     assert_eq!(r.detail.as_deref(), Some("demo-detail-c0-r0"));
+    // CPU and memory come once Prometheus has scraped the window.
+    assert_eq!(r.usage.cpu_avg_cores, None);
+    assert!(r.metrics_due.is_some());
     assert_eq!(d.status.progress.as_deref(), Some("1/8"));
-    assert!(d.status.summary.is_some());
     let cur = d.status.current.clone().unwrap();
-    assert_eq!((cur.cell, cur.repeat, cur.stage), (0, 1, Stage::Deploying));
+    assert_eq!((cur.cell, cur.repeat), (0, 1));
 
-    // A stale status (the patch above was lost) cannot record the same measurement twice.
+    // The Job is deleted and the status patch above was lost: the stored detail records the
+    // same measurement again, and a status that has it cannot record it twice.
+    let replay = Observed {
+        job: JobObserved::Absent,
+        detail: Some(load_result(3000)),
+        ..o.clone()
+    };
+    let again = plan(&run, &status, &replay, at(15_000));
+    assert_eq!(again.status.results.len(), 1);
+    assert_eq!(again.status.results[0].oom_kills, 2);
     let mut stale = status.clone();
     stale.results = d.status.results.clone();
-    let again = plan(&run, &stale, &o, at(25_000));
-    assert_eq!(again.status.results.len(), 1);
+    let twice = plan(&run, &stale, &replay, at(15_000));
+    assert_eq!(twice.status.results.len(), 1);
 }
 
 #[test]
-fn prometheus_refusing_the_query_still_records_the_load_figures_with_a_warning_event() {
+fn a_status_an_older_operator_left_in_collecting_continues_as_loading() {
+    // Older operators wrote stage Collecting between the load and the recorded result.
+    let stored: BenchmarkRunStatus = serde_json::from_value(serde_json::json!({
+        "phase": "Running",
+        "current": {"cell": 0, "repeat": 0, "stage": "Collecting", "since": "2026-11-30T14:00:00Z"},
+    }))
+    .unwrap();
+    assert_eq!(stored.current.as_ref().unwrap().stage, Stage::Loading);
     let run = validated(SPEC);
     let o = Observed {
+        job: JobObserved::Absent,
         detail: Some(load_result(3000)),
-        usage: Some(Collection::Answered(Err(
-            "Prometheus answered 400 bad_data: parse error".into(),
-        ))),
         ..obs()
     };
-    let d = plan(
-        &run,
-        &running(0, 0, Stage::Collecting, 14_000),
-        &o,
-        at(24_000),
-    );
+    let d = plan(&run, &stored, &o, at(14_000));
+    assert_eq!(d.status.results.len(), 1);
     assert_eq!(d.status.results[0].outcome, Outcome::Measured);
-    let u = &d.status.results[0].usage;
-    assert_eq!((u.cpu_avg_cores, u.memory_avg_bytes), (None, None));
-    assert!(
-        u.load_cpu_cores.is_some(),
-        "the generator's own CPU is kept"
-    );
-    assert_eq!(
-        d.status.results[0].metrics_pending, None,
-        "not worth asking again"
-    );
-    assert!(d.status.results[0].warnings[0]
-        .to_string()
-        .starts_with("MetricsUnavailable: Prometheus answered 400 bad_data: parse error"));
-    assert!(d
-        .notes
-        .iter()
-        .any(|n| n.reason == Reason::MetricsUnavailable && n.warning));
+    let written = serde_json::to_value(&d.status).unwrap();
+    assert!(!written.to_string().contains("\"Collecting\""), "{written}");
 }
 
 #[test]
@@ -921,23 +895,21 @@ fn late_usage() -> TargetUsage {
     }
 }
 
-/// The decision after cell 0 repeat 0 (window 3 s–13 s) was collected at 24 s while
-/// Prometheus was down.
+/// The decision after cell 0 repeat 0 (window 3 s–13 s, recorded at 14 s with its metrics due
+/// at 23 s) was collected at 24 s while Prometheus was down.
 fn deferred() -> Decision {
+    deferred_with(obs())
+}
+
+/// [`deferred`] with `o`'s settings (e.g. `metrics_retry_for`).
+fn deferred_with(o: Observed) -> Decision {
     let run = validated(SPEC);
+    let loaded = just_loaded();
     let o = Observed {
-        detail: Some(load_result(3000)),
-        usage: Some(unreachable()),
-        target: Some(ready_target()),
-        load_nodes: vec!["node-b".into()],
-        ..obs()
+        pending: vec![answered(0, 0, unreachable())],
+        ..o
     };
-    plan(
-        &run,
-        &running(0, 0, Stage::Collecting, 14_000),
-        &o,
-        at(24_000),
-    )
+    plan(&run, &loaded.status, &o, at(24_000))
 }
 
 fn answered(cell: usize, repeat: usize, c: Collection) -> PendingObserved {
@@ -1139,26 +1111,18 @@ fn after_the_bound_the_figures_stay_absent_with_metrics_unavailable_and_the_reas
 fn the_bound_is_the_operators_setting() {
     let run = validated(SPEC);
     let o = Observed {
-        detail: Some(load_result(3000)),
-        usage: Some(unreachable()),
         metrics_retry_for: Duration::from_secs(60),
         ..obs()
     };
-    let d = plan(
-        &run,
-        &running(0, 0, Stage::Collecting, 14_000),
-        &o,
-        at(24_000),
-    );
+    let d = deferred_with(o.clone());
     let p = d.status.results[0].metrics_pending.clone().unwrap();
     assert_eq!(p.give_up_at, Time(at(73_000)));
     // An operator that was down past the bound gives the figures up at once.
-    let d = plan(
-        &run,
-        &running(0, 0, Stage::Collecting, 14_000),
-        &o,
-        at(80_000),
-    );
+    let o = Observed {
+        pending: vec![answered(0, 0, unreachable())],
+        ..o
+    };
+    let d = plan(&run, &just_loaded().status, &o, at(80_000));
     let r = &d.status.results[0];
     assert_eq!(r.metrics_pending, None);
     assert!(
@@ -1290,17 +1254,17 @@ fn the_run_does_not_finish_while_a_collection_is_pending() {
             .replace("repeats: 2", "repeats: 1")
             .replace("cpu: [\"250m\", \"500m\"], ", ""),
     );
-    // Cell 0 deferred; cell 1, the last, is collected while Prometheus is still down.
-    let mut status = running(1, 0, Stage::Collecting, 40_000);
+    // Cell 0 deferred; cell 1, the last, ends its load while Prometheus is still down.
+    let mut status = running(1, 0, Stage::Loading, 40_000);
     status.results = deferred().status.results;
     let o = Observed {
-        detail: Some(load_result(30_000)),
-        usage: Some(unreachable()),
+        job: JobObserved::Succeeded(vec![Ok(load_result(30_000))]),
         ..obs()
     };
     let d = plan(&run, &status, &o, at(51_000));
     assert_eq!(d.status.results.len(), 2);
-    assert!(d.status.results.iter().all(|r| r.metrics_pending.is_some()));
+    assert!(d.status.results[0].metrics_pending.is_some());
+    assert!(d.status.results[1].metrics_due.is_some());
     assert_eq!(d.status.phase, Some(Phase::Running));
     assert_eq!(d.status.current, None);
     assert_eq!(d.status.completion_time, None);
@@ -1360,8 +1324,7 @@ fn time_to_ready_is_the_configurations_first_reading() {
     // The pod failed its readiness probe under load and became Ready again: its condition now
     // says 85 s after creation; the configuration's first measurement read 4 s.
     let o = Observed {
-        detail: Some(load_result(3000)),
-        usage: Some(Ok((TargetUsage::default(), Default::default())).into()),
+        job: JobObserved::Succeeded(vec![Ok(load_result(3000))]),
         target: Some(TargetObserved {
             ready_ms: Some(85_000),
             ..ready_target()
@@ -1376,7 +1339,7 @@ fn time_to_ready_is_the_configurations_first_reading() {
         ..CellResult::default()
     };
     let ready_of = |cell: i32| {
-        let mut status = running(cell, 0, Stage::Collecting, 14_000);
+        let mut status = running(cell, 0, Stage::Loading, 0);
         status.results = vec![first.clone()];
         let d = plan(&run, &status, &o, at(24_000));
         let r = d.status.results.iter().find(|r| r.cell == cell).unwrap();

@@ -78,7 +78,8 @@ pub struct CurrentMeasurement {
     pub cell: i32,
     /// Repeat index (0-based).
     pub repeat: i32,
-    /// `Deploying`, `Loading` or `Collecting`.
+    /// `Deploying` or `Loading` (a status stored by an older operator in its former third
+    /// stage, `Collecting`, reads as `Loading`).
     pub stage: Stage,
     /// When the stage began.
     pub since: Time,

@@ -33,12 +33,13 @@ impl std::error::Error for UnknownWord {}
 
 /// Defines a closed vocabulary: a fieldless enum whose variants are written as the given
 /// strings, with `as_str`, `ALL`, `Display`, `FromStr`, serde as that string and a JSON schema
-/// of a string (listing the words when `listed`).
+/// of a string (listing the words when `listed`). A variant may also be read from older words
+/// (`Variant = "Word" | "Older"`): they parse to it and are never written or listed.
 macro_rules! vocabulary {
     (
         $(#[$meta:meta])*
         $name:ident, listed = $listed:literal {
-            $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )+
+            $( $(#[$vmeta:meta])* $variant:ident = $text:literal $(| $older:literal)*, )+
         }
     ) => {
         $(#[$meta])*
@@ -70,7 +71,7 @@ macro_rules! vocabulary {
 
             fn from_str(s: &str) -> Result<Self, UnknownWord> {
                 match s {
-                    $( $text => Ok($name::$variant), )+
+                    $( $text $(| $older)* => Ok($name::$variant), )+
                     _ => Err(UnknownWord { vocabulary: stringify!($name), word: s.to_string() }),
                 }
             }
@@ -143,11 +144,11 @@ vocabulary! {
     Stage, listed = true {
         /// Applying the target Deployment and Service and waiting until all replicas are ready.
         Deploying = "Deploying",
-        /// The load Job runs (warm-up, then the measured window).
-        Loading = "Loading",
-        /// Waiting for Prometheus to have scraped the window, then querying it (written only by
-        /// operators before cells ran back to back; such runs still continue).
-        Collecting = "Collecting",
+        /// The load Job runs (warm-up, then the measured window). Read also from `Collecting`,
+        /// the stage operators wrote before cells ran back to back: such a measurement's load
+        /// is over and its result not yet recorded, which is what `Loading` with a finished
+        /// Job (or its stored detail) continues from.
+        Loading = "Loading" | "Collecting",
     }
 }
 

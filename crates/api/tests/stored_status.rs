@@ -123,7 +123,8 @@ fn a_status_stored_before_reads_as_types_and_writes_the_same_strings() {
     let old: serde_json::Value = serde_json::from_str(OLD_STATUS).unwrap();
     let s: BenchmarkRunStatus = serde_json::from_value(old.clone()).unwrap();
     assert_eq!(s.phase, Some(Phase::Running));
-    assert_eq!(s.current.as_ref().unwrap().stage, Stage::Collecting);
+    // Stage Collecting, which older operators wrote, is read as Loading (and written so).
+    assert_eq!(s.current.as_ref().unwrap().stage, Stage::Loading);
     let r = &s.results[0];
     assert_eq!(r.outcome, Outcome::Measured);
     assert_eq!(
@@ -145,11 +146,11 @@ fn a_status_stored_before_reads_as_types_and_writes_the_same_strings() {
         s.summary.as_ref().unwrap().slo,
         Some(SloSummary::Violated(1))
     );
-    // Written back, every word is the string it was.
+    // Written back, every other word is the string it was.
     let again = serde_json::to_value(&s).unwrap();
+    assert_eq!(again.pointer("/current/stage").unwrap(), "Loading");
     for path in [
         "/phase",
-        "/current/stage",
         "/results/0/outcome",
         "/results/0/slo",
         "/results/0/warnings",
