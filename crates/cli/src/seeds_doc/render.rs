@@ -203,12 +203,14 @@ fn claim_rows(
             Some(run) => {
                 let cv = values(run, &c.candidate, metric);
                 let rv = values(run, &c.reference, metric);
-                let elsewhere = super::verdict::not_the_target(run, &c.candidate)
-                    .or_else(|| super::verdict::not_the_target(run, &c.reference));
+                let bound = (
+                    super::verdict::not_the_target(run, &c.candidate),
+                    super::verdict::not_the_target(run, &c.reference),
+                );
                 match compare_repeats(&cv, &rv, tolerance, metric.higher_is_better()) {
-                    Some(est) if elsewhere.is_some() => (
+                    Some(est) if super::verdict::bound_side_loses(&bound, &est).is_some() => (
                         Verdict::NotTestable,
-                        elsewhere.unwrap_or_default(),
+                        super::verdict::bound_side_loses(&bound, &est).unwrap_or_default(),
                         summary(&cv, metric),
                         summary(&rv, metric),
                         ratio_text(&est),
@@ -226,9 +228,14 @@ fn claim_rows(
                     ),
                     Some(est) => {
                         let v = judge(expect, &est);
+                        let mut why = reason(v, expect, &est, tolerance, metric);
+                        if bound.0.is_some() || bound.1.is_some() {
+                            why += "; the better side was held back by its backing service \
+                                    (ServiceBound), so its true lead is at least this";
+                        }
                         (
                             v,
-                            reason(v, expect, &est, tolerance, metric),
+                            why,
                             summary(&cv, metric),
                             summary(&rv, metric),
                             ratio_text(&est),

@@ -127,6 +127,27 @@ pub fn not_the_target(run: &BenchmarkRun, selector: &Selector) -> Option<String>
     })
 }
 
+/// Why a comparison cannot be read, when a side whose cells measured their backing service
+/// rather than their target ([`not_the_target`], given for candidate and reference) did not
+/// come out better: a service at its limit holds a side's figure back, so a side that won
+/// anyway won by at least what was measured, but a side that lost or tied may have lost to its
+/// store. `None` when the comparison stands.
+pub fn bound_side_loses(
+    bound: &(Option<String>, Option<String>),
+    estimate: &RatioEstimate,
+) -> Option<String> {
+    let (candidate_won, reference_won) = match estimate.verdict {
+        ComparisonVerdict::Faster => (true, false),
+        ComparisonVerdict::Slower => (false, true),
+        _ => (false, false),
+    };
+    match bound {
+        (Some(why), _) if !candidate_won => Some(why.clone()),
+        (_, Some(why)) if !reference_won => Some(why.clone()),
+        _ => None,
+    }
+}
+
 /// The metric of every measured result (every repeat) of the cells the selector matches, in
 /// the run's order.
 pub fn values(run: &BenchmarkRun, selector: &Selector, metric: Metric) -> Vec<f64> {
@@ -244,5 +265,30 @@ mod tests {
         // One of three is not most: the cells measured the target.
         let run = run_with("express", &[&[bound], &[], &[]]);
         assert_eq!(not_the_target(&run, &select), None);
+    }
+
+    #[test]
+    fn a_side_held_back_by_its_store_counts_only_when_it_won_anyway() {
+        use ComparisonVerdict::*;
+        let why = Some("held back".to_string());
+        // The bound candidate won: its lead is at least what was measured.
+        assert_eq!(bound_side_loses(&(why.clone(), None), &est(Faster)), None);
+        // It lost, tied or could not tell: it may have lost to its store.
+        for v in [Slower, Equivalent, Inconclusive] {
+            assert_eq!(
+                bound_side_loses(&(why.clone(), None), &est(v)),
+                why.clone(),
+                "{v:?}"
+            );
+        }
+        // The same for the reference, mirrored.
+        assert_eq!(bound_side_loses(&(None, why.clone()), &est(Slower)), None);
+        assert_eq!(
+            bound_side_loses(&(None, why.clone()), &est(Faster)),
+            why.clone()
+        );
+        // Both bound: one of them did not win.
+        assert!(bound_side_loses(&(why.clone(), why.clone()), &est(Faster)).is_some());
+        assert_eq!(bound_side_loses(&(None, None), &est(Slower)), None);
     }
 }
