@@ -100,7 +100,7 @@ e2e-pending: install stacks
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING)
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
-## other, results in out/seeds/ (~30 min; not in `test`, whose e2e runs each of them reduced).
+## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs each of them reduced).
 ## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster). The small
 ## seeds fit the default two-node cluster. When all five ran, their result files (the runs as
 ## JSON, the manifest, the count checks) are copied to docs/seeds/results/ and docs/seeds.md is

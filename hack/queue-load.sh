@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hack/queue-load.sh [N] [SECONDS]: what a queue of runs costs the apiserver. One run measures
-# (the demo target for 6 minutes) while N small runs (default 300) are applied at once and
+# (the demo target for 10 minutes) while N small runs (default 300) are applied at once and
 # wait for its slot; after a minute to settle, the apiserver's own counter
 # (apiserver_request_total, every client together: operator, kubelets, controllers) is read
 # twice SECONDS apart (default 60). Prints the requests per minute in total and by verb and
@@ -27,7 +27,7 @@ spec:
   targets: [{name: demo, image: benchrun.local/benchrun-demo:0.1.0, imagePullPolicy: IfNotPresent, port: 8080, readinessPath: /healthz}]
   resources: {cpu: 250m, memory: 128Mi}
   scenarios: [{name: hello, path: /hello}]
-  load: {connections: 2, rate: 50, duration: 6m, warmup: 1s, resources: {cpu: 100m, memory: 64Mi}}
+  load: {connections: 2, rate: 50, duration: 10m, warmup: 1s, resources: {cpu: 100m, memory: 64Mi}}
 EOF
 kubectl -n "$ns" apply -f "$dir/holder.yaml" >/dev/null
 for _ in $(seq 120); do
@@ -36,7 +36,7 @@ for _ in $(seq 120); do
 done
 log "holder is $(kubectl -n "$ns" get benchmarkrun holder -o jsonpath='{.status.phase}'); applying $n queued runs"
 for i in $(seq "$n"); do
-  sed "s/name: holder/name: queued-$i/; s/rate: 50, duration: 6m/duration: 5s/" "$dir/holder.yaml"
+  sed "s/name: holder/name: queued-$i/; s/rate: 50, duration: 10m/duration: 5s/" "$dir/holder.yaml"
   echo ---
 done >"$dir/queued.yaml"
 kubectl -n "$ns" apply -f "$dir/queued.yaml" 2>&1 | { grep -v " created$" || true; } | head -5
