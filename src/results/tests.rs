@@ -667,6 +667,18 @@ fn an_inconclusive_cell_is_not_a_regression_but_has_its_own_reason() {
     );
 }
 
+/// `recorded` (cell 1 of [`run`]) again with [`usage`] from Prometheus, given late.
+fn late(run: &ValidatedRun, recorded: &CellResult) -> CellResult {
+    with_late_usage(
+        run,
+        &run.cells[1],
+        recorded,
+        &load(),
+        &usage(),
+        BTreeMap::new(),
+    )
+}
+
 #[test]
 fn late_usage_keeps_the_baseline_verdict() {
     let run = run();
@@ -675,14 +687,7 @@ fn late_usage_keeps_the_baseline_verdict() {
         verdict: Verdict::Worse,
         ..Default::default()
     });
-    let r = with_late_usage(
-        &run,
-        &run.cells[1],
-        &recorded,
-        &load(),
-        &usage(),
-        BTreeMap::new(),
-    );
+    let r = late(&run, &recorded);
     assert_eq!(r.baseline, recorded.baseline);
     assert!(r.usage.cpu_avg_cores.is_some());
 }
@@ -721,14 +726,7 @@ fn a_restarted_backing_service_is_named_and_the_warning_survives_late_usage() {
         "{}",
         restarted[0]
     );
-    let late = with_late_usage(
-        &run,
-        &run.cells[1],
-        &recorded,
-        &load(),
-        &usage(),
-        BTreeMap::new(),
-    );
+    let late = late(&run, &recorded);
     assert_eq!(
         late.warnings
             .iter()
