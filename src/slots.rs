@@ -67,18 +67,6 @@ pub fn key_of(namespace: &str, name: &str) -> String {
 /// run, holders could be missed, so nobody is granted a slot.
 pub const CACHE_NOT_READY: &str = "(operator cache not ready)";
 
-/// Appended to the older waiting runs a run waits for while a slot is free.
-pub const OLDER_QUEUED: &str = " (older, queued)";
-
-/// Whether a run waiting for `holders` ([`SlotDecision::Wait`]) is woken when its turn comes
-/// ([`to_wake`]): when every slot is held. While the cache is not ready, or a slot is free but
-/// older runs go first, its turn comes without a holder letting go, so it must look again.
-pub fn woken_when_freed(holders: &[String]) -> bool {
-    holders
-        .iter()
-        .all(|h| h != CACHE_NOT_READY && !h.ends_with(OLDER_QUEUED))
-}
-
 /// The facts a slot decision is made from, as observation read them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SlotFacts {
@@ -94,6 +82,16 @@ pub struct SlotFacts {
 }
 
 impl SlotFacts {
+    /// Whether every slot is held (the cache ready): a run waiting on these facts gets its
+    /// turn only when a holder lets go, and is then woken ([`to_wake`]). Otherwise (the cache
+    /// not ready, or a free slot that older runs take first) its turn comes without that, so it
+    /// must look again.
+    pub fn all_held(&self) -> bool {
+        self.runs
+            .as_ref()
+            .is_some_and(|runs| holders(runs, &self.granted).len() >= self.max)
+    }
+
     /// The verdict on these facts: [`decide`], or waiting while the cache is not ready.
     pub fn decision(&self) -> SlotDecision {
         match &self.runs {
@@ -142,7 +140,7 @@ pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>)
             waiting
                 .iter()
                 .take(free)
-                .map(|r| format!("{}{OLDER_QUEUED}", r.key))
+                .map(|r| format!("{} (older, queued)", r.key))
                 .collect(),
         ),
     }

@@ -137,7 +137,7 @@ impl Planner<'_> {
         self.accept();
         self.condition(ConditionType::Running, false, Reason::Queued, message);
         self.progress();
-        self.after(match crate::slots::woken_when_freed(holders) {
+        self.after(match self.obs.slot.all_held() {
             true => super::QUEUED_RECHECK,
             false => super::QUEUE_POLL,
         });

@@ -207,15 +207,19 @@ fn claim_rows(
                     super::verdict::not_the_target(run, &c.candidate),
                     super::verdict::not_the_target(run, &c.reference),
                 );
-                match compare_repeats(&cv, &rv, tolerance, metric.higher_is_better()) {
-                    Some(est) if super::verdict::bound_side_loses(&bound, &est).is_some() => (
+                let est = compare_repeats(&cv, &rv, tolerance, metric.higher_is_better());
+                let lost = est
+                    .as_ref()
+                    .and_then(|e| super::verdict::bound_side_loses(&bound, e));
+                match (est, lost) {
+                    (Some(est), Some(why)) => (
                         Verdict::NotTestable,
-                        super::verdict::bound_side_loses(&bound, &est).unwrap_or_default(),
+                        why,
                         summary(&cv, metric),
                         summary(&rv, metric),
                         ratio_text(&est),
                     ),
-                    None => (
+                    (None, _) => (
                         Verdict::NoMeasurement,
                         format!(
                             "fewer than 2 measured repeats of {} or {}",
@@ -226,7 +230,7 @@ fn claim_rows(
                         summary(&rv, metric),
                         "—".into(),
                     ),
-                    Some(est) => {
+                    (Some(est), None) => {
                         let v = judge(expect, &est);
                         let mut why = reason(v, expect, &est, tolerance, metric);
                         if bound.0.is_some() || bound.1.is_some() {
