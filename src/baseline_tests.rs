@@ -27,7 +27,7 @@ fn only_whole_seconds_inside_the_window_are_samples() {
     let mut l = load();
     l.window_start_ms = 1_000_500;
     l.window_end_ms = 1_004_000;
-    let entry = |second: u64, requests: u64| benchrun_load::TimelineEntry {
+    let entry = |second: u64, requests: u64| benchrun_wire::TimelineEntry {
         second,
         requests,
         errors: 0,

@@ -14,7 +14,7 @@ use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
 use benchrun_api::{
     CellResult, Comparison, ComparisonKind, Coordinates, ErrorCounts, Outcome, ValidatedRun,
 };
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 
 use crate::num::round;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use benchrun_api::TargetUsage;
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 
 use crate::kills::ContainerFacts;
 use crate::slots::SlotFacts;

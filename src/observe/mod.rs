@@ -5,7 +5,7 @@
 //! and reports: produces [`Observed`] for the planner, which decides (the slot too).
 
 use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, Coordinates, Stage, ValidatedRun};
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::{Job, JobCondition};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use proptest::prelude::*;
 
 use super::status_inputs::{float, index, index32, millis, text, timestamp, usage};
@@ -32,7 +32,7 @@ pub fn load_result() -> impl Strategy<Value = LoadResult> {
     )
         .prop_map(
             |(start, len, requests, errors, throughput, threads, broken)| {
-                let mut h = benchrun_load::hist::new_latency();
+                let mut h = benchrun_wire::hist::new_latency();
                 h.saturating_record(len.max(1));
                 let mut r = results::tests::load();
                 r.window_start_ms = start;
@@ -46,7 +46,7 @@ pub fn load_result() -> impl Strategy<Value = LoadResult> {
                 r.histograms.latency = if broken {
                     "%".into()
                 } else {
-                    benchrun_load::hist::encode(&h)
+                    benchrun_wire::hist::encode(&h)
                 };
                 r.histograms.connect = r.histograms.latency.clone();
                 r

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use benchrun_api::{CellResult, ConditionType, MetricsPending, Reason};
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 

@@ -34,7 +34,7 @@ use benchrun_api::{
     BenchmarkRunStatus, Cell, CellResult, ConditionType, CurrentMeasurement, Phase, Reason,
     ServiceAddress, ValidatedRun,
 };
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -556,7 +556,7 @@ fn merge_pods(pods: &[Result<LoadResult, String>]) -> Result<LoadResult, String>
         1 => return Ok(ok.remove(0)),
         _ => {}
     }
-    benchrun_load::merge(&ok).map_err(|e| format!("failed to merge the load pods' results: {e}"))
+    benchrun_wire::merge(&ok).map_err(|e| format!("failed to merge the load pods' results: {e}"))
 }
 
 /// The detail JSON, bounded to fit a ConfigMap: per-second histograms go first, then the

@@ -7,7 +7,7 @@ use benchrun_api::{
     CellResult, ConditionType, CurrentMeasurement, MetricsDue, Outcome, Phase, Reason, Stage,
     Warning, WarningCode,
 };
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 

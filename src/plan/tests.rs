@@ -800,7 +800,7 @@ fn focus_ignores_a_current_measurement_out_of_range() {
 fn oversized_detail_drops_per_second_histograms_first() {
     let mut r = load_result(0);
     r.timeline = (0..200)
-        .map(|s| benchrun_load::TimelineEntry {
+        .map(|s| benchrun_wire::TimelineEntry {
             second: s,
             requests: 1,
             errors: 0,

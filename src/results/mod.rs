@@ -11,7 +11,7 @@ use benchrun_api::{
     Coordinates, ErrorCounts, Latency, LatencyPercentile, Outcome, Reason, SloSummary, SloVerdict,
     Summary, TargetUsage, ValidatedRun, Verdict, Warning, WarningCode,
 };
-use benchrun_load::{LatencyStats, LoadResult};
+use benchrun_wire::{LatencyStats, LoadResult};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::num::round;
@@ -296,7 +296,7 @@ pub const LATENCY_TABLE_PERCENTS: [f64; 10] =
 /// The latency percentile table from the measurement's merged histogram (base64 HDR, µs);
 /// empty when the histogram is missing, unreadable or holds no sample.
 pub fn latency_table(histogram: &str) -> Vec<LatencyPercentile> {
-    let Ok(h) = benchrun_load::hist::decode(histogram) else {
+    let Ok(h) = benchrun_wire::hist::decode(histogram) else {
         return Vec::new();
     };
     if h.is_empty() {

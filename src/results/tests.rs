@@ -7,7 +7,7 @@ use benchrun_api::{
     validate, BenchmarkRunSpec, CellResult, SloSummary, SloVerdict, TargetUsage, ValidatedRun,
     Verdict, Warning, WarningCode,
 };
-use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
+use benchrun_wire::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
 
 use super::*;
 
@@ -746,12 +746,12 @@ fn a_restarted_backing_service_is_named_and_the_warning_survives_late_usage() {
 
 #[test]
 fn the_latency_table_has_abs_percentages_from_the_merged_histogram() {
-    let mut h = benchrun_load::hist::new_latency();
+    let mut h = benchrun_wire::hist::new_latency();
     // 1..=1000 ms, one request each.
     for ms in 1..=1000u64 {
         h.record(ms * 1000).unwrap();
     }
-    let table = latency_table(&benchrun_load::hist::encode(&h));
+    let table = latency_table(&benchrun_wire::hist::encode(&h));
     let percents: Vec<f64> = table.iter().map(|r| r.percent).collect();
     assert_eq!(percents, LATENCY_TABLE_PERCENTS.to_vec());
     let within = |percent: f64| table.iter().find(|r| r.percent == percent).unwrap().ms;

@@ -5,7 +5,7 @@
 //! cell's result; `docs/metrics.md` lists the thresholds.
 
 use benchrun_api::{CellResult, RetransmitStep, ScheduleLagMs, TcpCounters, Warning, WarningCode};
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 
 use crate::num::{format_ms, format_rate, round};
 
@@ -49,7 +49,7 @@ pub fn tcp_counters(load: &LoadResult) -> Option<TcpCounters> {
 /// more) in a connect-time histogram (base64 HDR, µs); steps without any are left out, and an
 /// unreadable histogram has none.
 pub fn retransmit_steps(histogram: &str) -> Vec<RetransmitStep> {
-    let Ok(h) = benchrun_load::hist::decode(histogram) else {
+    let Ok(h) = benchrun_wire::hist::decode(histogram) else {
         return Vec::new();
     };
     if h.is_empty() {

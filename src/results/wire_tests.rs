@@ -1,5 +1,5 @@
 use benchrun_api::{CellResult, RetransmitStep, ScheduleLagMs, TcpCounters};
-use benchrun_load::TcpStats;
+use benchrun_wire::TcpStats;
 
 use super::*;
 use crate::results::tests::{load, measured, measured_from, run};
@@ -79,7 +79,7 @@ fn the_tcp_counters_and_the_lag_are_mapped_from_the_load_result() {
 
 #[test]
 fn connects_are_counted_at_the_kernels_retransmit_steps() {
-    let mut h = benchrun_load::hist::new_latency();
+    let mut h = benchrun_wire::hist::new_latency();
     for (us, n) in [
         (300, 500),
         (1_004_000, 3),
@@ -89,7 +89,7 @@ fn connects_are_counted_at_the_kernels_retransmit_steps() {
     ] {
         h.record_n(us, n).unwrap();
     }
-    let steps = retransmit_steps(&benchrun_load::hist::encode(&h));
+    let steps = retransmit_steps(&benchrun_wire::hist::encode(&h));
     assert_eq!(
         steps,
         vec![

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use benchrun_wire::request::cel;
 use k8s_openapi::api::core::v1::{EnvVar, Toleration};
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
@@ -280,8 +281,8 @@ pub struct Target {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(
-    validation = Rule::new(r"!has(self.headers) || self.headers.all(k, !k.matches('(?i)^content-length$') || (self.headers[k].matches('^[0-9]{1,12}$') && int(self.headers[k]) == (has(self.body) ? size(bytes(self.body)) : 0)))").message("scenarios[].headers: Content-Length must be the body's length in bytes (0 without a body): remove the header (the load generator sets it) or correct it"),
-    validation = Rule::new(r"!has(self.headers) || self.headers.all(k, !k.matches('(?i)^transfer-encoding$'))").message("scenarios[].headers: the load generator frames bodies with Content-Length: remove the Transfer-Encoding header"),
+    validation = Rule::new(cel::CONTENT_LENGTH).message(cel::CONTENT_LENGTH_MESSAGE),
+    validation = Rule::new(cel::TRANSFER_ENCODING).message(cel::TRANSFER_ENCODING_MESSAGE),
 )]
 pub struct Scenario {
     /// Name of the scenario, unique in the run (a lowercase DNS label, at most 20 characters).
@@ -296,8 +297,8 @@ pub struct Scenario {
 
     /// Path and query, e.g. `/compute?n=10000`: at most 2048 visible ASCII characters, no
     /// spaces or control characters (percent-encode them, e.g. `%20`).
-    #[schemars(length(max = 2048))]
-    #[x_kube(validation = Rule::new("self.matches('^/[!-~]*$')").message("scenarios[].path must start with '/' and hold only visible ASCII: no spaces or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1"))]
+    #[schemars(length(max = benchrun_wire::request::MAX_PATH_LEN))]
+    #[x_kube(validation = Rule::new(cel::PATH).message(cel::PATH_MESSAGE))]
     pub path: String,
 
     /// Extra request headers, at most 16. Names are RFC 9110 tokens (e.g. `X-Request-Id`);
@@ -305,15 +306,15 @@ pub struct Scenario {
     /// must equal the body's length; `Transfer-Encoding` is refused (bodies are sent with
     /// `Content-Length`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(extend("maxProperties" = 16, "additionalProperties" = {
+    #[schemars(extend("maxProperties" = benchrun_wire::request::MAX_HEADERS, "additionalProperties" = {
         "type": "string",
-        "maxLength": 4096,
+        "maxLength": benchrun_wire::request::MAX_HEADER_VALUE_LEN,
         "x-kubernetes-validations": [{
-            "rule": r"!self.matches('[\\x00-\\x08\\x0a-\\x1f\\x7f]')",
-            "message": "scenarios[].headers values must not hold control characters (CR, LF, NUL, ...; only tab is allowed): put each header in its own entry"
+            "rule": cel::HEADER_VALUE,
+            "message": cel::HEADER_VALUE_MESSAGE
         }]
     }))]
-    #[x_kube(validation = Rule::new(r#"self.all(k, k.matches("^[-!#$%&'*+.^_`|~0-9A-Za-z]{1,128}$"))"#).message("scenarios[].headers names must be RFC 9110 tokens of at most 128 characters (letters, digits and !#$%&'*+-.^_`|~; no spaces, colons or control characters), e.g. X-Request-Id"))]
+    #[x_kube(validation = Rule::new(cel::HEADER_NAMES).message(cel::HEADER_NAMES_MESSAGE))]
     pub headers: BTreeMap<String, String>,
 
     /// Request body (sent with `Content-Length`), at most 16 KiB.
@@ -361,8 +362,8 @@ pub struct RequestValue {
 
 impl RequestValue {
     /// The load generator's form of this value; `None` unless exactly one kind is set.
-    pub fn to_spec(&self) -> Option<benchrun_load::ValueSpec> {
-        use benchrun_load::ValueSpec;
+    pub fn to_spec(&self) -> Option<benchrun_wire::ValueSpec> {
+        use benchrun_wire::ValueSpec;
         match (&self.random, &self.sequence, &self.pick) {
             (Some(r), None, None) => Some(ValueSpec::Random {
                 min: r.min,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Context, Result};
 use benchrun_api::{BenchmarkRun, CellResult};
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ListParams;
 use kube::config::KubeConfigOptions;
@@ -126,10 +126,10 @@ pub async fn get_details(
                 format!("ConfigMap {namespace}/{name}: {DETAIL_KEY} is not a load result")
             })?;
             anyhow::ensure!(
-                lr.schema == benchrun_load::SCHEMA,
+                lr.schema == benchrun_wire::SCHEMA,
                 "ConfigMap {namespace}/{name}: schema {:?}, expected {:?}",
                 lr.schema,
-                benchrun_load::SCHEMA
+                benchrun_wire::SCHEMA
             );
             Ok(lr)
         });

@@ -16,7 +16,7 @@ use benchrun_api::{
     validate, BenchmarkRunSpec, BenchmarkRunStatus, Capacity, CellResult, ConditionType,
     CurrentMeasurement, Outcome, Phase, Reason, Stage, TargetUsage, UslFit, ValidatedRun,
 };
-use benchrun_load::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
+use benchrun_wire::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// A timestamp from an RFC 3339 string.

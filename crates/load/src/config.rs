@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use benchrun_wire::request::{self, Request};
+
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::scenario::{self, Scenario};
@@ -75,8 +77,11 @@ impl Target {
                 "the host must hold only visible ASCII (no spaces or control characters)",
             ));
         }
-        if !scenario::is_path(&path) {
-            return Err(bad(&format!("the path {path:?} {}", scenario::PATH_RULE)));
+        if !request::is_path(&path) {
+            return Err(bad(&format!(
+                "the path {path:?} must start with '/' and hold only visible ASCII: no spaces or \
+                 control characters (percent-encode them, e.g. %20), e.g. /hello?x=1"
+            )));
         }
         let (host, port) = split_host_port(authority).ok_or_else(|| bad("invalid host or port"))?;
         if host.is_empty() {
@@ -314,19 +319,6 @@ impl Config {
                 return bad("think time must be positive and at most 1h");
             }
         }
-        if !scenario::is_token(&self.method) {
-            return Err(Error::InvalidConfig(format!(
-                "method {:?} must be a token like GET or POST",
-                self.method
-            )));
-        }
-        if let Some(problem) = self
-            .headers
-            .iter()
-            .find_map(|(k, v)| scenario::header_problem(k, v))
-        {
-            return Err(Error::InvalidConfig(format!("-H: {problem}")));
-        }
         // Only drawn values use the instance: an indexed Job sets JOB_COMPLETION_INDEX for
         // every generator, templated or not.
         let templated =
@@ -343,22 +335,22 @@ impl Config {
             );
         }
         for s in self.effective_scenarios() {
-            let headers = || self.headers.iter().chain(&s.headers);
-            let templated_body =
-                !s.values.is_empty() && crate::template::body_has_values(s.body.as_deref());
-            if templated_body && headers().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
-                return Err(Error::InvalidConfig(format!(
-                    "{:?}: the body has placeholders, so Content-Length is set per request: \
-                     remove the header",
-                    s.name
-                )));
-            }
-            if !templated_body {
-                if let Some(problem) =
-                    scenario::content_length_problem(headers(), s.body.as_deref())
-                {
-                    return Err(Error::InvalidConfig(format!("{:?}: {problem}", s.name)));
-                }
+            // The common headers (-H) go into every scenario's request before its own.
+            let headers: Vec<(String, String)> =
+                self.headers.iter().chain(&s.headers).cloned().collect();
+            let request = Request {
+                method: &s.method,
+                path: &s.path,
+                headers: &headers,
+                body: s.body.as_deref(),
+                values: &s.values,
+            };
+            if let Some(p) = request::problems(&request).into_iter().next() {
+                return Err(Error::InvalidConfig(if self.scenarios.is_empty() {
+                    p.message
+                } else {
+                    format!("{:?}: {}", s.name, p.message)
+                }));
             }
             self.request_template_for(&s)
                 .map_err(|why| Error::InvalidConfig(format!("{:?}: {why}", s.name)))?;
@@ -575,9 +567,9 @@ mod tests {
             assert!(e.contains(want), "{e}");
         };
         c.headers = vec![parse_header("X-A: b\r\nX-Injected: 1").unwrap()];
-        check(&c, "must not hold control characters");
+        check(&c, "no control characters");
         c.headers = vec![("X A".into(), "1".into())];
-        check(&c, "must be a token");
+        check(&c, "must be an RFC 9110 token");
         c.headers = vec![parse_header("Content-Length: 5").unwrap()];
         c.body = Some(b"{}".to_vec());
         check(&c, "does not match the body (2 bytes)");
@@ -586,7 +578,7 @@ mod tests {
         c.headers = vec![parse_header("Content-Length: 2").unwrap()];
         assert!(c.validate().is_ok());
         c.method = "GET / HTTP/1.1\r\nX:".into();
-        check(&c, "must be a token");
+        check(&c, "must be an RFC 9110 token");
     }
 
     #[test]

@@ -51,3 +51,13 @@ pub enum Error {
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<benchrun_wire::Error> for Error {
+    fn from(e: benchrun_wire::Error) -> Self {
+        match e {
+            benchrun_wire::Error::InvalidConfig(m) => Error::InvalidConfig(m),
+            benchrun_wire::Error::BadHistogram(m) => Error::BadHistogram(m),
+            benchrun_wire::Error::Merge(m) => Error::Merge(m),
+        }
+    }
+}

@@ -20,27 +20,27 @@ pub mod backend;
 mod batch;
 pub mod config;
 pub mod error;
-pub mod hist;
 mod http;
 mod recorder;
-pub mod report;
-pub mod result;
 mod run;
 pub mod scenario;
 pub mod signal;
 pub mod tcp;
-pub mod template;
 mod timer;
 mod worker;
 
+// The request grammar, templates and the result type are shared with the operator and the
+// API through benchrun-wire (no I/O); re-exported so this crate's API stays whole.
+pub use benchrun_wire::{hist, report, request, result, template};
+
 pub use backend::Backend;
-pub use config::{Config, Limit, Target, Warmup};
-pub use error::{Error, Result};
-pub use result::{
+pub use benchrun_wire::result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
     ScheduleLag, TimelineEntry, SCHEMA,
 };
+pub use benchrun_wire::tcp::TcpStats;
+pub use benchrun_wire::template::ValueSpec;
+pub use config::{Config, Limit, Target, Warmup};
+pub use error::{Error, Result};
 pub use run::{cpu_time, run};
 pub use scenario::Scenario;
-pub use tcp::TcpStats;
-pub use template::ValueSpec;

@@ -426,7 +426,7 @@ fn scenario_results(
             histogram: hist::encode(&tally.latency),
         })
         .collect();
-    result::merge_scenarios(per_thread.iter())
+    Ok(result::merge_scenarios(per_thread.iter())?)
 }
 
 /// Sleeps until the Unix time `at_ms`; returns how late it already was, in milliseconds. A

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use benchrun_wire::request::{self, Request};
+
 use crate::error::{Error, Result};
 use crate::template::ValueSpec;
 
@@ -88,7 +90,8 @@ pub fn parse_file(text: &str) -> Result<Vec<Scenario>> {
     Ok(scenarios)
 }
 
-/// Checks names, methods, paths, headers and weights; the message names the scenario.
+/// Checks names and weights, and each request against the grammar all of benchrun shares
+/// ([`benchrun_wire::request`]); the message names the scenario.
 pub fn validate(scenarios: &[Scenario]) -> Result<()> {
     let bad = |m: String| Err(Error::InvalidConfig(m));
     if scenarios.is_empty() {
@@ -108,83 +111,21 @@ pub fn validate(scenarios: &[Scenario]) -> Result<()> {
         if scenarios[..i].iter().any(|o| o.name == s.name) {
             return bad(format!("{at}: names must be unique"));
         }
-        if !is_token(&s.method) {
-            return bad(format!(
-                "{at}: method {:?} must be a token like GET or POST",
-                s.method
-            ));
-        }
-        if !is_path(&s.path) {
-            return bad(format!("{at}: path {:?} {PATH_RULE}", s.path));
-        }
-        if let Some(problem) = s.headers.iter().find_map(|(k, v)| header_problem(k, v)) {
-            return bad(format!("{at}: {problem}"));
-        }
-        if let Some(problem) = content_length_problem(s.headers.iter(), s.body.as_deref()) {
-            return bad(format!("{at}: {problem}"));
+        let request = Request {
+            method: &s.method,
+            path: &s.path,
+            headers: &s.headers,
+            body: s.body.as_deref(),
+            values: &s.values,
+        };
+        if let Some(p) = request::problems(&request).into_iter().next() {
+            return bad(format!("{at}: {}", p.message));
         }
         if !(1..=MAX_WEIGHT).contains(&s.weight) {
             return bad(format!("{at}: weight must be between 1 and {MAX_WEIGHT}"));
         }
     }
     Ok(())
-}
-
-/// What a path must be, after "path {path:?} ".
-pub(crate) const PATH_RULE: &str = "must start with '/' and hold only visible ASCII: no spaces \
-    or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1";
-
-/// Whether `method` is an RFC 9110 token (so it cannot break the request line).
-pub fn is_token(method: &str) -> bool {
-    http::Method::from_bytes(method.as_bytes()).is_ok()
-}
-
-/// Whether `path` is an origin-form request target: `/` and visible ASCII, so no space, CR,
-/// LF or other control character can end the request line early.
-pub fn is_path(path: &str) -> bool {
-    path.starts_with('/') && path.bytes().all(|b| b.is_ascii_graphic())
-}
-
-/// Why a header cannot be sent as-is, if it cannot: the name must be an RFC 9110 token and
-/// the value hold no control character but tab (a CR or LF would start a header of its own).
-pub(crate) fn header_problem(name: &str, value: &str) -> Option<String> {
-    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Some(format!(
-            "header name {name:?} must be a token (letters, digits and !#$%&'*+-.^_`|~; \
-             no spaces, colons or control characters), e.g. X-Request-Id"
-        ));
-    }
-    if http::HeaderValue::from_bytes(value.as_bytes()).is_err() {
-        return Some(format!(
-            "header {name:?}: value {value:?} must not hold control characters \
-             (CR, LF, NUL, ...; only tab is allowed): give each header separately"
-        ));
-    }
-    if name.eq_ignore_ascii_case("transfer-encoding") {
-        return Some(
-            "header \"Transfer-Encoding\": bodies are sent with Content-Length; remove it".into(),
-        );
-    }
-    None
-}
-
-/// Why an explicit `Content-Length` among `headers` does not frame `body`, if it does not:
-/// the server would read the next request as the rest of this one's body, or cut it short.
-pub(crate) fn content_length_problem<'a>(
-    mut headers: impl Iterator<Item = &'a (String, String)>,
-    body: Option<&[u8]>,
-) -> Option<String> {
-    let len = body.map_or(0, <[u8]>::len);
-    let (_, value) = headers.find(|(k, v)| {
-        k.eq_ignore_ascii_case("content-length")
-            && !(!v.is_empty()
-                && v.bytes().all(|b| b.is_ascii_digit())
-                && v.parse::<usize>().ok() == Some(len))
-    })?;
-    Some(format!(
-        "header Content-Length {value:?} does not match the body ({len} bytes): \
-         remove it (it is set from the body) or give the body's length in bytes"
-    ))
 }
 
 /// The order in which scenarios are sent: a cycle of scenario indices, `weight` times each,
@@ -271,24 +212,24 @@ mod tests {
             (r#"[{"name":"a","path":"/","pth":"/"}]"#, "unknown field"),
             (
                 r#"[{"name":"a","path":"/","headers":{"X:Y":"1"}}]"#,
-                "header name \"X:Y\" must be a token",
+                "header name \"X:Y\" must be an RFC 9110 token",
             ),
             (
                 r#"[{"name":"a","path":"/","headers":{"X-A":"b\r\nX-Injected: 1"}}]"#,
-                "scenarios[0] (\"a\"): header \"X-A\": value",
+                "scenarios[0] (\"a\"): header \"X-A\": the value",
             ),
             (
                 r#"[{"name":"a","path":"/","headers":{"X-A":"b\u0000"}}]"#,
-                "must not hold control characters",
+                "no control characters",
             ),
             (
                 r#"[{"name":"a","path":"/a b\r\nHost: x"}]"#,
-                "must start with '/' and hold only visible ASCII",
+                "must start with '/' and hold at most 2048 visible ASCII",
             ),
             (r#"[{"name":"a","path":"/?q=a\tb"}]"#, "visible ASCII"),
             (
                 r#"[{"name":"a","path":"/","method":"GET / HTTP/1.1\r\n"}]"#,
-                "must be a token",
+                "must be an RFC 9110 token",
             ),
             (
                 r#"[{"name":"a","path":"/","body":"{}","headers":{"content-length":"5"}}]"#,
@@ -300,7 +241,7 @@ mod tests {
             ),
             (
                 r#"[{"name":"a","path":"/","body":"{}","headers":{"Transfer-Encoding":"chunked"}}]"#,
-                "remove it",
+                "remove the Transfer-Encoding header",
             ),
         ];
         for (text, want) in cases {

@@ -1,42 +1,37 @@
-//! What a scenario may put into an HTTP/1.1 request. Pure.
+//! What a scenario may put into an HTTP/1.1 request, as field errors. Pure.
 //!
-//! A scenario's method, path and headers are written into the request line and header block
-//! as they are, so a CR or LF in any of them would start a header or a request of the spec's
-//! choosing (request smuggling). These checks keep every piece within its RFC 9110/9112
-//! grammar; the CRD's CEL rules say the same at admission ([`crate::spec::Scenario`]) and the
-//! load generator checks them again before it sends anything.
+//! The grammar itself (method and header names are tokens, paths and header values hold no
+//! control characters, `Content-Length` matches the body, no `Transfer-Encoding`, templates
+//! whose placeholders and values agree) is [`benchrun_wire::request`]'s, which the load
+//! generator checks again before it sends anything and whose CEL form the CRD carries
+//! ([`crate::spec::Scenario`]). What this module adds is the API's own policy: the methods of
+//! the CRD's enum, the body size a load pod's argument can carry, and a `values` entry that
+//! sets exactly one kind.
+
+use std::collections::BTreeMap;
+
+use benchrun_wire::request::{self, Part, Request};
 
 use super::FieldError;
 use crate::Scenario;
 
-/// Longest scenario path (path and query), in bytes.
-pub const MAX_PATH_LEN: usize = 2048;
-/// Most headers of one scenario.
-pub const MAX_HEADERS: usize = 16;
-/// Longest header name, in bytes.
-pub const MAX_HEADER_NAME_LEN: usize = 128;
-/// Longest header value, in bytes.
-pub const MAX_HEADER_VALUE_LEN: usize = 4096;
+pub use benchrun_wire::request::{
+    is_header_value, is_path, is_token, MAX_HEADERS, MAX_HEADER_NAME_LEN, MAX_HEADER_VALUE_LEN,
+    MAX_PATH_LEN,
+};
+
 /// Largest request body, in bytes (it is handed to the load pods as an argument).
 pub const MAX_BODY_LEN: usize = 16384;
 
 /// Methods a scenario may use (the CRD's enum).
 pub const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
-// The load generator's own grammar, so the operator refuses exactly what it would.
-pub use benchrun_load::scenario::{is_path, is_token};
-
-/// True for a header value without control characters other than horizontal tab.
-pub fn is_header_value(v: &str) -> bool {
-    http::HeaderValue::from_bytes(v.as_bytes()).is_ok()
-}
-
 fn err(field: String, message: String) -> FieldError {
     FieldError { field, message }
 }
 
-/// Every problem with scenario `i`'s method, path, headers and body, each naming its field
-/// (`spec.scenarios[0].headers[X-Id]`) and the fix.
+/// Every problem with scenario `i`'s method, path, headers, body and values, each naming its
+/// field (`spec.scenarios[0].headers[X-Id]`) and the fix.
 pub fn scenario_errors(i: usize, s: &Scenario) -> Vec<FieldError> {
     let at = format!("spec.scenarios[{i}]");
     let mut e = Vec::new();
@@ -46,101 +41,51 @@ pub fn scenario_errors(i: usize, s: &Scenario) -> Vec<FieldError> {
             format!("{:?} is not one of {}", s.method, METHODS.join(", ")),
         ));
     }
-    if !is_path(&s.path) || s.path.len() > MAX_PATH_LEN {
-        e.push(err(
-            format!("{at}.path"),
-            format!("{:?} must start with '/' and hold at most {MAX_PATH_LEN} visible ASCII characters: no spaces or control characters (percent-encode them, e.g. %20), e.g. /hello?x=1", s.path),
-        ));
-    }
-    if s.headers.len() > MAX_HEADERS {
-        e.push(err(
-            format!("{at}.headers"),
-            format!(
-                "{} headers; at most {MAX_HEADERS} are allowed",
-                s.headers.len()
-            ),
-        ));
-    }
     let body_len = s.body.as_ref().map_or(0, String::len);
-    // A body with placeholders gets its Content-Length per request: the template check
-    // below refuses an explicit one.
-    let templated_body = !s.values.is_empty()
-        && benchrun_load::template::body_has_values(s.body.as_deref().map(str::as_bytes));
     if body_len > MAX_BODY_LEN {
         e.push(err(
             format!("{at}.body"),
             format!("{body_len} bytes; at most {MAX_BODY_LEN} are allowed"),
         ));
     }
-    for (name, value) in &s.headers {
-        e.extend(header_errors(&at, name, value, body_len, templated_body));
-    }
-    if !s.values.is_empty() {
-        e.extend(template_errors(&at, s));
-    }
-    e
-}
-
-/// Problems of the scenario's placeholders and values, as the load generator would find them.
-fn template_errors(at: &str, s: &Scenario) -> Option<FieldError> {
-    let mut values = std::collections::BTreeMap::new();
+    let mut values = BTreeMap::new();
     for (name, v) in &s.values {
-        let Some(spec) = v.to_spec() else {
-            return Some(err(
+        match v.to_spec() {
+            Some(spec) => {
+                values.insert(name.clone(), spec);
+            }
+            None => e.push(err(
                 format!("{at}.values[{}]", name.escape_debug()),
                 "set exactly one of random ({min, max}), sequence ({start, end}) or pick (a list)"
                     .into(),
-            ));
-        };
-        values.insert(name.clone(), spec);
+            )),
+        }
     }
-    let headers: Vec<(&str, &str)> = s
+    let headers: Vec<(String, String)> = s
         .headers
         .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let body = s.body.as_deref().map(str::as_bytes);
-    benchrun_load::template::check_request(&s.path, &headers, body, &values)
-        .err()
-        .map(|why| err(format!("{at}.values"), why))
-}
-
-fn header_errors(
-    at: &str,
-    name: &str,
-    value: &str,
-    body_len: usize,
-    templated_body: bool,
-) -> Vec<FieldError> {
-    let field = format!("{at}.headers[{}]", name.escape_debug());
-    let mut e = Vec::new();
-    if !is_token(name) || name.len() > MAX_HEADER_NAME_LEN {
-        e.push(err(
-            field.clone(),
-            format!("the header name must be an RFC 9110 token of at most {MAX_HEADER_NAME_LEN} characters (letters, digits and !#$%&'*+-.^_`|~; no spaces, colons or control characters), e.g. X-Request-Id"),
-        ));
-    }
-    if !is_header_value(value) || value.len() > MAX_HEADER_VALUE_LEN {
-        e.push(err(
-            field.clone(),
-            format!("the value {value:?} must hold at most {MAX_HEADER_VALUE_LEN} bytes and no control characters (CR, LF, NUL, ...; only tab is allowed): put each header in its own entry"),
-        ));
-    }
-    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
-    if name.eq_ignore_ascii_case("content-length")
-        && !templated_body
-        && !(digits && value.parse::<usize>().ok() == Some(body_len))
-    {
-        e.push(err(
-            field.clone(),
-            format!("Content-Length {value:?} does not match the body ({body_len} bytes): remove the header (the load generator sets it) or make it the body's length in bytes"),
-        ));
-    }
-    if name.eq_ignore_ascii_case("transfer-encoding") {
-        e.push(err(
-            field,
-            "the load generator frames bodies with Content-Length: remove the Transfer-Encoding header".into(),
-        ));
+    // A value that sets no kind is reported above; its template is checked once it does.
+    let complete = values.len() == s.values.len();
+    let request = Request {
+        // The method enum is reported above, in the API's words.
+        method: "GET",
+        path: &s.path,
+        headers: &headers,
+        body: s.body.as_deref().map(str::as_bytes),
+        values: &values,
+    };
+    for p in request::problems(&request) {
+        let field = match &p.part {
+            Part::Method => format!("{at}.method"),
+            Part::Path => format!("{at}.path"),
+            Part::Headers => format!("{at}.headers"),
+            Part::Header(name) => format!("{at}.headers[{}]", name.escape_debug()),
+            Part::Values if !complete => continue,
+            Part::Values => format!("{at}.values"),
+        };
+        e.push(err(field, p.message));
     }
     e
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use benchrun_load::ValueSpec;
+use benchrun_wire::ValueSpec;
 
 use super::field::{err, unique, FieldError};
 use crate::spec::Scenario;

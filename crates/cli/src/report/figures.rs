@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use benchrun_api::{units, Capacity, CellResult, Coordinates};
-use benchrun_load::{hist, LoadResult};
+use benchrun_wire::{hist, LoadResult};
 use hdrhistogram::Histogram;
 
 use super::svg::{BarChart, Chart, LineChart, Scale, Series};

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use benchrun_api::{BenchmarkRunStatus, CellResult};
-use benchrun_load::LoadResult;
+use benchrun_wire::LoadResult;
 
 use crate::num;
 use crate::show;

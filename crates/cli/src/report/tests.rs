@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
-use benchrun_load::result::{CpuStats, ErrorCounts, Histograms, LatencyStats, Model};
-use benchrun_load::{hist, LoadResult, TimelineEntry, SCHEMA};
+use benchrun_wire::result::{CpuStats, ErrorCounts, Histograms, LatencyStats, Model};
+use benchrun_wire::{hist, LoadResult, TimelineEntry, SCHEMA};
 use hdrhistogram::Histogram;
 
 use super::figures::{self, spectrum, Inputs};

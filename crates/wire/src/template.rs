@@ -241,7 +241,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// A request with placeholders, ready to render.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Template {
+pub struct Template {
     /// The request line and headers, without the blank line that ends them.
     head: Vec<Part>,
     /// The body, when the request has one.
@@ -391,7 +391,7 @@ fn compile_gen(name: &str, spec: &ValueSpec, place: Place) -> std::result::Resul
             for (i, item) in items.iter().enumerate() {
                 let ok = match place {
                     Place::RequestLine => item.bytes().all(|b| b.is_ascii_graphic()),
-                    Place::Header => http::HeaderValue::from_str(item).is_ok(),
+                    Place::Header => crate::grammar::is_header_value(item),
                     Place::Body => true,
                 };
                 if !ok {
@@ -419,7 +419,7 @@ enum Drawn {
 /// One connection's source of values: its generator and how many requests of the scenario
 /// it has rendered (the position in a sequence).
 #[derive(Debug, Clone)]
-pub(crate) struct Draw {
+pub struct Draw {
     rng: Pcg64Mcg,
     conn: u64,
     conns: u64,

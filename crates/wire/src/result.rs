@@ -482,7 +482,7 @@ fn merge_nodes<'a>(nodes: impl Iterator<Item = &'a String>) -> Vec<String> {
 }
 
 /// Merges per-scenario results by name, in order of first appearance.
-pub(crate) fn merge_scenarios<'a>(
+pub fn merge_scenarios<'a>(
     entries: impl Iterator<Item = &'a ScenarioResult>,
 ) -> Result<Vec<ScenarioResult>> {
     let mut merged: Vec<(ScenarioResult, Histogram<u64>)> = Vec::new();
@@ -536,7 +536,7 @@ fn lag_total(r: &LoadResult) -> f64 {
 }
 
 /// Merges timeline entries by absolute second (their histograms exactly).
-pub(crate) fn merge_timeline_entries<'a>(
+pub fn merge_timeline_entries<'a>(
     entries: impl Iterator<Item = &'a TimelineEntry>,
 ) -> Result<Vec<TimelineEntry>> {
     let mut by_second: BTreeMap<u64, (u64, u64, Histogram<u64>)> = BTreeMap::new();
