@@ -43,6 +43,7 @@ pub mod promql;
 pub mod promql_scope;
 pub mod results;
 pub mod samples;
+pub mod search;
 pub mod slots;
 pub mod telemetry;
 

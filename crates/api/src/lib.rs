@@ -4,6 +4,7 @@
 //! Pure: no client, no I/O. Used by the operator, the report CLI and the tests.
 
 pub mod apidoc;
+pub mod changepoint;
 pub mod compare;
 pub mod matrix;
 pub mod order;
