@@ -344,9 +344,15 @@ impl Cluster {
                 println!("$ kubectl {}\n{}", args.join(" "), self.kubectl(&args));
             }
         }
-        let _ = Api::<Namespace>::all(self.client.clone())
-            .delete(ns, &DeleteParams::default())
-            .await;
+        let namespaces = Api::<Namespace>::all(self.client.clone());
+        // How long the test took from its namespace on, so slow tests can be found in a log.
+        if let Ok(n) = namespaces.get(ns).await {
+            if let Some(t) = n.metadata.creation_timestamp {
+                let secs = jiff::Timestamp::now().duration_since(t.0).as_secs();
+                println!("e2e-time {ns} {secs} s");
+            }
+        }
+        let _ = namespaces.delete(ns, &DeleteParams::default()).await;
         if let Err(e) = outcome {
             panic!("{e:#}");
         }
