@@ -252,8 +252,14 @@ fn pelt(z: &[f64], m: usize, beta: f64) -> Vec<usize> {
             }
         }
     }
+    backtrack(&last)
+}
+
+/// The changepoints of the best segmentation, from `last[t]` (the start of the last segment
+/// of the best split of the first `t` points), in increasing order.
+fn backtrack(last: &[usize]) -> Vec<usize> {
     let mut cuts = Vec::new();
-    let mut t = last[n];
+    let mut t = last[last.len() - 1];
     while t > 0 {
         cuts.push(t);
         t = last[t];

@@ -43,14 +43,7 @@ fn exact(z: &[f64], m: usize, beta: f64) -> Vec<usize> {
             }
         }
     }
-    let mut cuts = Vec::new();
-    let mut t = last[n];
-    while t > 0 {
-        cuts.push(t);
-        t = last[t];
-    }
-    cuts.reverse();
-    cuts
+    backtrack(&last)
 }
 
 /// Runs `trials` series with one step of `step` at index `at`. Returns
