@@ -1,6 +1,6 @@
 //! The controller against an in-memory apiserver ([`crate::fake_api`]): reconciles that
 //! carry a cell from its first apply to its recorded result, an apply the apiserver refuses,
-//! and failing reads retried with backoff.
+//! failing reads retried with backoff, and a watch of the runs that is lost and listed again.
 //!
 //! The tests play the cluster between reconciles (a Deployment becomes available, a Job
 //! completes and its pod's log holds the load result). Prometheus is a closed loopback port:
@@ -578,4 +578,49 @@ async fn failing_reads_are_retried_with_backoff_announced_once_then_the_run_goes
         Requeue::requeue(Duration::from_secs(5)),
         "the backoff starts again after a success"
     );
+}
+
+/// Waits (at most 10 s) until the fake has received a request `matches` picks; returns its
+/// index.
+async fn request(fake: &FakeApi, what: &str, matches: impl Fn(&Seen) -> bool) -> usize {
+    for _ in 0..1000 {
+        if let Some(i) = fake.requests().iter().position(&matches) {
+            return i;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no {what} in {:#?}", fake.requests());
+}
+
+#[tokio::test]
+async fn a_run_made_while_the_watch_was_lost_is_reconciled_after_the_relist() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let controller = tokio::spawn(run(fake.client(), config(), Arc::new(Metrics::default())));
+    request(&fake, "watch of the runs", |r| {
+        r.is_watch_of("benchmarkruns")
+    })
+    .await;
+
+    // Made while the watch delivers nothing; then the apiserver ends the watch with 410.
+    fake.put(&benchmark_run("demo", 0));
+    fake.expire_watches("benchmarkruns");
+
+    let status_patch = request(&fake, "status patch of the run", |r| {
+        r.method == Method::PATCH && r.path.ends_with("/benchmarkruns/demo/status")
+    })
+    .await;
+    let requests = fake.requests();
+    let lists: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].is_list_of("benchmarkruns"))
+        .collect();
+    assert!(lists.len() >= 2, "listed again: {requests:#?}");
+    assert!(lists[1] < status_patch, "{requests:#?}");
+    assert!(
+        fake.get::<BenchmarkRun>(Some(NS), "demo")
+            .and_then(|r| r.status)
+            .is_some_and(|s| s.observed_generation == Some(1)),
+        "the reconcile wrote the run's status"
+    );
+    controller.abort();
 }

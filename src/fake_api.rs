@@ -3,7 +3,9 @@
 //!
 //! It serves what the operator and its kube-runtime wiring send: GET of an object, a pod's
 //! `log` and a LIST (filtered by `labelSelector`, over one namespace or all); server-side
-//! apply, merge patches and status patches; POST; DELETE. Every request is recorded
+//! apply, merge patches and status patches; POST; DELETE; and watches. A watch stays open
+//! without events until [`FakeApi::expire_watches`] ends it the way an apiserver does when its
+//! resourceVersion is too old (an `ERROR` event with code 410). Every request is recorded
 //! ([`FakeApi::requests`]), and [`FakeApi::fail`] makes chosen requests fail.
 //!
 //! The test plays the rest of the cluster with [`FakeApi::put`] and [`FakeApi::update`]
@@ -11,7 +13,7 @@
 //! validation, no defaulting, no garbage collection; a server-side apply merges the applied
 //! object into the stored one (RFC 7386), which is what a single field manager sees.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use http::{Method, Request, Response, StatusCode};
@@ -21,6 +23,7 @@ use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
+use tokio::sync::Notify;
 
 /// A request the fake received.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +43,21 @@ impl Seen {
             && self.query.contains("fieldManager=")
             && parse_path(&self.path)
                 .is_some_and(|t| t.resource == resource && t.name.is_some() && t.sub.is_none())
+    }
+
+    /// A watch of `resource` (plural).
+    pub fn is_watch_of(&self, resource: &str) -> bool {
+        self.is_read_of(resource) && self.query.contains("watch=true")
+    }
+
+    /// A LIST of `resource` (plural), watches excluded.
+    pub fn is_list_of(&self, resource: &str) -> bool {
+        self.is_read_of(resource) && !self.query.contains("watch=true")
+    }
+
+    fn is_read_of(&self, resource: &str) -> bool {
+        self.method == Method::GET
+            && parse_path(&self.path).is_some_and(|t| t.resource == resource && t.name.is_none())
     }
 }
 
@@ -233,6 +251,8 @@ struct State {
     logs: BTreeMap<(String, String), String>,
     requests: Vec<Seen>,
     rules: Vec<Rule>,
+    /// Resources whose open and next watches are ended with 410 Gone.
+    expired: BTreeSet<String>,
     /// The last resourceVersion given out.
     version: u64,
 }
@@ -304,6 +324,8 @@ impl State {
 #[derive(Clone, Debug, Default)]
 pub struct FakeApi {
     state: Arc<Mutex<State>>,
+    /// Wakes the open watches when [`FakeApi::expire_watches`] is called.
+    expiry: Arc<Notify>,
 }
 
 impl FakeApi {
@@ -340,6 +362,13 @@ impl FakeApi {
             fault,
             times,
         });
+    }
+
+    /// Ends the open watches of `resource` (plural), and the next one, with an `ERROR` event
+    /// of code 410 (Gone): their resourceVersion is too old and the watcher must list again.
+    pub fn expire_watches(&self, resource: &str) {
+        self.lock().expired.insert(resource.into());
+        self.expiry.notify_waiters();
     }
 
     /// Stores `obj` (in its namespace, if any) as the cluster would have it.
@@ -443,7 +472,29 @@ impl FakeApi {
                 &format!("the server could not find {path}"),
             ));
         };
+        if method == Method::GET && t.name.is_none() && param(&query, "watch") == Some("true") {
+            return Ok(self.watch(&t.resource).await);
+        }
         Ok(self.answer(&method, &t, &query, &content_type, body))
+    }
+
+    /// An open watch: no event until the resource's watches are expired, then the 410.
+    async fn watch(&self, resource: &str) -> Response<Body> {
+        loop {
+            let woken = self.expiry.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.lock().expired.remove(resource) {
+                let gone = json!({"type": "ERROR", "object": {
+                    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "too old resource version", "reason": "Expired", "code": 410,
+                }});
+                let mut line = serde_json::to_vec(&gone).unwrap_or_default();
+                line.push(b'\n');
+                return Response::new(Body::from(line));
+            }
+            woken.await;
+        }
     }
 
     fn answer(
