@@ -547,3 +547,7 @@ async fn publish(ctx: &Context, run: &BenchmarkRun, notes: &[Note]) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

@@ -27,6 +27,8 @@ pub mod comparisons;
 pub mod context;
 pub mod controller;
 pub mod error;
+#[cfg(test)]
+pub(crate) mod fake_api;
 pub mod kills;
 pub mod leader;
 pub mod lease;

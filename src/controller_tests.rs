@@ -1,0 +1,626 @@
+//! The controller against an in-memory apiserver ([`crate::fake_api`]): reconciles that
+//! carry a cell from its first apply to its recorded result, an apply the apiserver refuses,
+//! failing reads retried with backoff, and a watch of the runs that is lost and listed again.
+//!
+//! The tests play the cluster between reconciles (a Deployment becomes available, a Job
+//! completes and its pod's log holds the load result). Prometheus is a closed loopback port:
+//! the window's CPU and memory are given up and the result is recorded without them.
+
+use std::time::Duration;
+
+use benchrun_api::{BenchmarkRunSpec, Outcome, Phase, WarningCode};
+use http::Method;
+use jiff::SignedDuration;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::events::v1::Event as K8sEvent;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::runtime::reflector::{self, store::Writer};
+use serde_json::json;
+
+use super::*;
+use crate::builders::{LoadSettings, DETAIL_KEY};
+use crate::fake_api::{FakeApi, Fault, Seen};
+use crate::policy::Policy;
+
+const NS: &str = "bench";
+const TARGET: &str = crate::builders::TARGET_CONTAINER;
+
+/// One cell, one repeat: the load result of [`crate::results::tests::load`] fits it.
+const SPEC: &str = r#"
+targets: [{name: web, image: example/web:1, port: 3000, readinessPath: /healthz}]
+scenarios: [{name: hello, path: /hello}]
+resources: {cpu: "500m", memory: 128Mi}
+load: {connections: 100, duration: 10s, warmup: 3s}
+"#;
+
+/// `secs` seconds before `now`, as the apiserver writes a time.
+fn before(now: Timestamp, secs: i64) -> Time {
+    Time(now - SignedDuration::from_secs(secs))
+}
+
+/// Run `name` of [`SPEC`] in [`NS`], created `age_s` seconds ago.
+fn benchmark_run(name: &str, age_s: i64) -> BenchmarkRun {
+    let spec: BenchmarkRunSpec = serde_yaml::from_str(SPEC).expect("the spec parses");
+    let mut run = BenchmarkRun::new(name, spec);
+    run.metadata.namespace = Some(NS.into());
+    run.metadata.uid = Some(format!("uid-{name}"));
+    run.metadata.generation = Some(1);
+    run.metadata.creation_timestamp = Some(before(Timestamp::now(), age_s));
+    run
+}
+
+/// The cluster's one node: room for any cell, and the target's image in its image list.
+fn node() -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": "node-a"},
+        "status": {
+            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "images": [{"names": ["docker.io/example/web:1"], "sizeBytes": 52_000_000}],
+        },
+    }))
+    .expect("a node")
+}
+
+/// A loopback URL nothing listens on (the port was free a moment ago).
+fn closed_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    format!("http://{}", listener.local_addr().expect("its address"))
+}
+
+/// The operator's settings in these tests: one measuring slot, Prometheus on a closed
+/// loopback port, and CPU and memory given up as soon as Prometheus is found unreachable.
+fn config() -> Config {
+    let prometheus_url = closed_port();
+    Config {
+        policy: Policy::new(&prometheus_url, &[], &[]),
+        prometheus_url,
+        load: LoadSettings {
+            image: "benchrun.local/benchrun-load:test".into(),
+            pull_policy: "IfNotPresent".into(),
+        },
+        image_pull_policy: "IfNotPresent".into(),
+        max_measuring_runs: 1,
+        namespace: None,
+        metrics_retry_for: Duration::ZERO,
+    }
+}
+
+/// The operator's reconciles as the controller makes them, without its watches: before each
+/// reconcile the runs cache is given every run as the apiserver holds it, as the watch of the
+/// runs would have.
+struct Operator {
+    fake: FakeApi,
+    ctx: Arc<Context>,
+    cache: Writer<BenchmarkRun>,
+}
+
+impl Operator {
+    /// An operator whose synced cache holds the runs stored in `fake`.
+    fn new(fake: &FakeApi) -> Self {
+        let (store, mut cache) = reflector::store();
+        cache.apply_watcher_event(&watcher::Event::Init);
+        for run in fake.list::<BenchmarkRun>(None) {
+            cache.apply_watcher_event(&watcher::Event::InitApply(run));
+        }
+        cache.apply_watcher_event(&watcher::Event::InitDone);
+        let client = fake.client();
+        let config = config();
+        let reporter = Reporter {
+            controller: MANAGER.into(),
+            instance: None,
+        };
+        let ctx = Arc::new(Context {
+            client: client.clone(),
+            slots: Slots::new(config.max_measuring_runs),
+            recorder: Recorder::new(client, reporter),
+            store,
+            metrics: Arc::new(Metrics::default()),
+            prometheus: PrometheusClients::new(),
+            failures: Mutex::default(),
+            config,
+        });
+        Operator {
+            fake: fake.clone(),
+            ctx,
+            cache,
+        }
+    }
+
+    /// The run `name` as the apiserver holds it.
+    fn run(&self, name: &str) -> BenchmarkRun {
+        self.fake
+            .get(Some(NS), name)
+            .unwrap_or_else(|| panic!("run {name} is stored"))
+    }
+
+    /// The status of run `name` as the apiserver holds it.
+    fn status(&self, name: &str) -> BenchmarkRunStatus {
+        self.run(name).status.unwrap_or_default()
+    }
+
+    /// One reconcile of run `name`.
+    async fn reconcile(&mut self, name: &str) -> Result<Requeue> {
+        for run in self.fake.list::<BenchmarkRun>(None) {
+            self.cache.apply_watcher_event(&watcher::Event::Apply(run));
+        }
+        reconcile(Arc::new(self.run(name)), self.ctx.clone()).await
+    }
+
+    /// Reconciles run `name` until `done` holds (each reconcile succeeding), at most ten
+    /// times.
+    async fn reconcile_until(&mut self, name: &str, what: &str, done: impl Fn(&FakeApi) -> bool) {
+        for _ in 0..10 {
+            self.reconcile(name).await.expect("the reconcile succeeds");
+            if done(&self.fake) {
+                return;
+            }
+        }
+        panic!(
+            "after 10 reconciles, still not: {what}; status {:#?}",
+            self.status(name)
+        );
+    }
+
+    /// The events recorded, oldest first: (type, reason, note).
+    fn events(&self) -> Vec<(String, String, String)> {
+        let mut events = self.fake.list::<K8sEvent>(Some(NS));
+        events.sort_by_key(|e| e.event_time.clone().map(|t| t.0));
+        events
+            .into_iter()
+            .map(|e| {
+                (
+                    e.type_.unwrap_or_default(),
+                    e.reason.unwrap_or_default(),
+                    e.note.unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// The reasons of the events recorded, oldest first.
+    fn reasons(&self) -> Vec<String> {
+        self.events().into_iter().map(|(_, r, _)| r).collect()
+    }
+}
+
+/// The labels of the pods `template` makes.
+fn pod_labels(
+    template: &k8s_openapi::api::core::v1::PodTemplateSpec,
+) -> std::collections::BTreeMap<String, String> {
+    template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default()
+}
+
+/// The cluster brings the target up: its Deployment available, its Service given a
+/// ClusterIP, and its pod on `node-a` ready for a minute (ten seconds after it was made).
+fn bring_up_target(fake: &FakeApi, name: &str) {
+    fake.update::<Deployment>(Some(NS), name, |d| {
+        let generation = d.metadata.generation;
+        d.status = Some(
+            serde_json::from_value(json!({
+                "observedGeneration": generation, "replicas": 1, "readyReplicas": 1,
+                "updatedReplicas": 1, "availableReplicas": 1,
+            }))
+            .expect("a Deployment status"),
+        );
+    });
+    fake.update::<Service>(Some(NS), name, |s| {
+        s.spec.get_or_insert_with(Default::default).cluster_ip = Some("10.96.0.7".into());
+    });
+    let d: Deployment = fake.get(Some(NS), name).expect("the target Deployment");
+    let labels = pod_labels(&d.spec.expect("a spec").template);
+    let now = Timestamp::now();
+    let ago = |secs| before(now, secs);
+    fake.put::<Pod>(
+        &serde_json::from_value(json!({
+            "metadata": {"name": format!("{name}-7d9f8-x2x9q"), "namespace": NS,
+                         "labels": labels, "creationTimestamp": ago(70)},
+            "spec": {"nodeName": "node-a",
+                     "containers": [{"name": TARGET, "image": "example/web:1"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ago(60)}],
+                "containerStatuses": [{
+                    "name": TARGET, "image": "example/web:1",
+                    "imageID": "docker.io/example/web@sha256:0123", "ready": true,
+                    "restartCount": 0, "state": {"running": {"startedAt": ago(65)}},
+                }],
+            },
+        }))
+        .expect("a target pod"),
+    );
+}
+
+/// The load result the load pod prints: [`crate::results::tests::load`] measured over the
+/// 10 s that ended 20 s ago.
+fn load_result() -> benchrun_wire::LoadResult {
+    let end = Timestamp::now().as_millisecond() - 20_000;
+    benchrun_wire::LoadResult {
+        window_start_ms: (end - 10_000) as u64,
+        window_end_ms: end as u64,
+        ..crate::results::tests::load()
+    }
+}
+
+/// The cluster runs load Job `name` to completion: its one pod succeeded on `node-b` and
+/// printed `load` as its last log line.
+fn complete_load(fake: &FakeApi, name: &str, load: &benchrun_wire::LoadResult) {
+    let now = Timestamp::now();
+    let ago = |secs| before(now, secs);
+    fake.update::<Job>(Some(NS), name, |j| {
+        j.status = Some(
+            serde_json::from_value(json!({
+                "succeeded": 1, "completionTime": ago(15),
+                "conditions": [{"type": "Complete", "status": "True"}],
+            }))
+            .expect("a Job status"),
+        );
+    });
+    let job: Job = fake.get(Some(NS), name).expect("the load Job");
+    let mut labels = pod_labels(&job.spec.expect("a spec").template);
+    labels.insert("job-name".into(), name.into());
+    let pod = format!("{name}-0-abcde");
+    fake.put::<Pod>(
+        &serde_json::from_value(json!({
+            "metadata": {"name": pod, "namespace": NS, "labels": labels,
+                         "annotations": {"batch.kubernetes.io/job-completion-index": "0"}},
+            "spec": {"nodeName": "node-b",
+                     "containers": [{"name": "load", "image": "benchrun.local/benchrun-load:test"}]},
+            "status": {
+                "phase": "Succeeded",
+                "containerStatuses": [{
+                    "name": "load", "image": "benchrun.local/benchrun-load:test", "imageID": "",
+                    "ready": false, "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed",
+                                             "startedAt": ago(35), "finishedAt": ago(15)}},
+                }],
+            },
+        }))
+        .expect("a load pod"),
+    );
+    let line = serde_json::to_string(load).expect("the result serializes");
+    fake.set_log(NS, &pod, &format!("warming up\n{line}\n"));
+}
+
+/// (resource, name) of every DELETE, in order.
+fn deleted(requests: &[Seen]) -> Vec<(String, String)> {
+    requests
+        .iter()
+        .filter(|r| r.method == Method::DELETE)
+        .filter_map(|r| {
+            let mut segs = r.path.rsplit('/');
+            let name = segs.next()?.to_string();
+            Some((segs.next()?.to_string(), name))
+        })
+        .collect()
+}
+
+/// Whether object `name` of kind `K` is stored in [`NS`].
+fn has<K: Resource<DynamicType = ()> + DeserializeOwned>(fake: &FakeApi, name: &str) -> bool {
+    fake.get::<K>(Some(NS), name).is_some()
+}
+
+#[tokio::test]
+async fn a_cell_goes_from_its_first_apply_to_a_recorded_result_and_its_children_are_deleted() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 5));
+    let mut op = Operator::new(&fake);
+    let v = validate(&op.run("demo").spec).expect("the spec is valid");
+    let cell = &v.cells[0];
+    let target = names::target_name("demo", "web", &names::config_hash("web", cell));
+    let job = names::job_name("demo", 0, 0);
+
+    op.reconcile_until("demo", "the target is applied", |f| {
+        has::<Deployment>(f, &target) && has::<Service>(f, &target)
+    })
+    .await;
+    assert_eq!(op.status("demo").phase, Some(Phase::Running));
+    assert!(
+        !has::<Job>(&fake, &job),
+        "no load before the target is ready"
+    );
+
+    bring_up_target(&fake, &target);
+    op.reconcile_until("demo", "the load Job is made", |f| has::<Job>(f, &job))
+        .await;
+    let job_obj: Job = fake.get(Some(NS), &job).unwrap();
+    let load_container = &job_obj.spec.unwrap().template.spec.unwrap().containers[0];
+    assert_eq!(
+        load_container.image.as_deref(),
+        Some("benchrun.local/benchrun-load:test")
+    );
+
+    let load = load_result();
+    complete_load(&fake, &job, &load);
+    op.reconcile_until("demo", "the run is finished", |f| {
+        let run: BenchmarkRun = f.get(Some(NS), "demo").unwrap();
+        plan::is_finished(&run.status.unwrap_or_default())
+    })
+    .await;
+
+    let status = op.status("demo");
+    assert_eq!(status.phase, Some(Phase::Succeeded), "{status:#?}");
+    assert_eq!(status.progress.as_deref(), Some("1/1"));
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    assert_eq!((r.cell, r.repeat, r.outcome), (0, 0, Outcome::Measured));
+    assert_eq!(r.throughput, Some(1000.0));
+    assert_eq!(r.requests, Some(10_000));
+    assert_eq!(r.target_ready_seconds, Some(10.0));
+    assert_eq!(r.target_image_bytes, Some(52_000_000));
+    assert_eq!(r.usage.cpu_avg_cores, None, "Prometheus was unreachable");
+    let unavailable = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::MetricsUnavailable)
+        .expect("a MetricsUnavailable warning");
+    assert!(
+        unavailable.message.contains("could not be reached"),
+        "{}",
+        unavailable.message
+    );
+
+    // The merged load result is kept in the detail ConfigMap, beside the status.
+    let detail: ConfigMap = fake
+        .get(Some(NS), &names::detail_name("demo", 0, 0))
+        .expect("the detail ConfigMap");
+    let stored = &detail.data.unwrap()[DETAIL_KEY];
+    assert_eq!(
+        serde_json::from_str::<benchrun_wire::LoadResult>(stored).unwrap(),
+        load
+    );
+
+    // Applied in the planner's order, each kind first applied once the one before it was.
+    let requests = fake.requests();
+    let first_apply = |resource: &str| {
+        requests
+            .iter()
+            .position(|r| r.is_apply_of(resource))
+            .unwrap_or_else(|| panic!("{resource} applied"))
+    };
+    let order = ["deployments", "services", "jobs", "configmaps"].map(first_apply);
+    assert!(order.is_sorted(), "{order:?}");
+    assert!(!requests.iter().any(|r| r.is_apply_of("benchmarkruns")));
+
+    // Cleanup policy Delete: the load Job once measured, the target once the run finished.
+    assert_eq!(
+        deleted(&requests),
+        [
+            ("jobs".to_string(), job.clone()),
+            ("deployments".to_string(), target.clone()),
+            ("services".to_string(), target.clone()),
+        ]
+    );
+    assert!(fake.list::<Deployment>(Some(NS)).is_empty());
+    assert!(fake.list::<Service>(Some(NS)).is_empty());
+    assert!(fake.list::<Job>(Some(NS)).is_empty());
+
+    let reasons = op.reasons();
+    let expected = [
+        "Started",
+        "LoadStarted",
+        "Measured",
+        "MetricsUnavailable",
+        "Completed",
+    ];
+    let seen: Vec<&str> = reasons
+        .iter()
+        .map(String::as_str)
+        .filter(|r| expected.contains(r))
+        .collect();
+    assert_eq!(seen, expected, "{:#?}", op.events());
+    let metrics = op.ctx.metrics.render();
+    assert!(
+        metrics.contains("benchrun_measurements_total{outcome=\"Measured\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("benchrun_reconcile_errors_total{"),
+        "{metrics}"
+    );
+
+    // A finished run is left alone: another reconcile writes nothing.
+    let before = fake.requests().len();
+    assert_eq!(op.reconcile("demo").await.unwrap(), Requeue::await_change());
+    let writes: Vec<Seen> = fake.requests()[before..]
+        .iter()
+        .filter(|r| r.method != Method::GET)
+        .cloned()
+        .collect();
+    assert!(writes.is_empty(), "{writes:#?}");
+}
+
+#[tokio::test]
+async fn a_refused_apply_fails_its_cell_with_the_apiservers_message_and_frees_the_slot() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 60));
+    fake.put(&benchmark_run("later", 30));
+    let message = "Deployment.apps \"demo-web\" is invalid: spec.template.spec.containers[0].image: Invalid value: \"example/web:1\": no such registry";
+    fake.fail(
+        Method::PATCH,
+        "/deployments/",
+        Fault::Status(422, "Invalid", message.into()),
+        1,
+    );
+    let mut op = Operator::new(&fake);
+
+    // The older run goes first; the later one queues behind it.
+    op.reconcile("later").await.unwrap();
+    assert_eq!(op.status("later").phase, Some(Phase::Queued));
+
+    op.reconcile_until("demo", "the run is finished", |f| {
+        let run: BenchmarkRun = f.get(Some(NS), "demo").unwrap();
+        plan::is_finished(&run.status.unwrap_or_default())
+    })
+    .await;
+    let status = op.status("demo");
+    assert_eq!(status.phase, Some(Phase::Failed), "{status:#?}");
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    assert_eq!(r.outcome, Outcome::Failed);
+    let reason = r.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("the apiserver refused Deployment") && reason.contains("(422)"),
+        "{reason}"
+    );
+    assert!(reason.ends_with(message), "{reason}");
+    let applied = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "ChildrenApplied")
+        .expect("a ChildrenApplied condition");
+    assert_eq!(
+        (applied.status.as_str(), applied.reason.as_str()),
+        ("False", "ApplyRefused")
+    );
+    let refused = op
+        .events()
+        .into_iter()
+        .find(|(_, reason, _)| reason == "ApplyRefused")
+        .expect("an ApplyRefused event");
+    assert_eq!(refused.0, "Warning");
+    assert!(refused.2.contains(message), "{}", refused.2);
+
+    // Nothing after the refused Deployment was applied, and the refusal was no error.
+    let requests = fake.requests();
+    for resource in ["services", "jobs", "configmaps"] {
+        assert!(
+            !requests.iter().any(|r| r.is_apply_of(resource)),
+            "{resource} applied"
+        );
+    }
+    let metrics = op.ctx.metrics.render();
+    assert!(
+        metrics.contains("benchrun_measurements_total{outcome=\"Failed\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("benchrun_reconcile_errors_total{"),
+        "{metrics}"
+    );
+
+    // The slot is free: the queued run takes it and starts.
+    op.reconcile("later").await.unwrap();
+    assert_eq!(
+        op.ctx.slots.granted(),
+        std::collections::BTreeSet::from(["bench/later".to_string()])
+    );
+    op.reconcile("later").await.unwrap();
+    assert_eq!(op.status("later").phase, Some(Phase::Running));
+}
+
+#[tokio::test]
+async fn failing_reads_are_retried_with_backoff_announced_once_then_the_run_goes_on() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 5));
+    fake.fail(
+        Method::GET,
+        "/deployments",
+        Fault::Status(500, "InternalError", "etcdserver: request timed out".into()),
+        1,
+    );
+    fake.fail(Method::GET, "/deployments", Fault::Disconnect, 1);
+    let mut op = Operator::new(&fake);
+    let run = Arc::new(op.run("demo"));
+
+    let first = op.reconcile("demo").await.unwrap_err();
+    assert!(matches!(first, Error::ObserveFailed { .. }), "{first}");
+    assert!(first.to_string().contains("etcdserver: request timed out"));
+    assert_eq!(
+        error_policy(run.clone(), &first, op.ctx.clone()),
+        Requeue::requeue(Duration::from_secs(5))
+    );
+    let second = op.reconcile("demo").await.unwrap_err();
+    assert!(matches!(second, Error::ObserveFailed { .. }), "{second}");
+    assert_eq!(
+        error_policy(run.clone(), &second, op.ctx.clone()),
+        Requeue::requeue(Duration::from_secs(10))
+    );
+
+    // Announced on the first failure only; the status was left alone meanwhile.
+    let retrying: Vec<_> = op
+        .events()
+        .into_iter()
+        .filter(|(_, reason, _)| reason == "RetryingAfterError")
+        .collect();
+    let [(kind, _, note)] = retrying.as_slice() else {
+        panic!("one RetryingAfterError event: {retrying:#?}");
+    };
+    assert_eq!(kind, "Warning");
+    assert!(
+        note.contains("etcdserver: request timed out")
+            && note.contains("retrying with backoff (failure 1 in a row)"),
+        "{note}"
+    );
+    assert_eq!(op.status("demo"), BenchmarkRunStatus::default());
+    let metrics = op.ctx.metrics.render();
+    assert!(
+        metrics.contains("benchrun_reconcile_errors_total{error=\"observe\"} 2"),
+        "{metrics}"
+    );
+
+    // The apiserver is healthy again: the run takes the slot and starts; the streak is over.
+    op.reconcile("demo").await.unwrap();
+    assert!(lock(&op.ctx.failures).is_empty());
+    assert!(op.ctx.slots.granted().contains("bench/demo"));
+    op.reconcile("demo").await.unwrap();
+    assert_eq!(op.status("demo").phase, Some(Phase::Running));
+    assert_eq!(
+        error_policy(run, &first, op.ctx.clone()),
+        Requeue::requeue(Duration::from_secs(5)),
+        "the backoff starts again after a success"
+    );
+}
+
+/// Waits (at most 10 s) until the fake has received a request `matches` picks; returns its
+/// index.
+async fn request(fake: &FakeApi, what: &str, matches: impl Fn(&Seen) -> bool) -> usize {
+    for _ in 0..1000 {
+        if let Some(i) = fake.requests().iter().position(&matches) {
+            return i;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no {what} in {:#?}", fake.requests());
+}
+
+#[tokio::test]
+async fn a_run_made_while_the_watch_was_lost_is_reconciled_after_the_relist() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let controller = tokio::spawn(run(fake.client(), config(), Arc::new(Metrics::default())));
+    request(&fake, "watch of the runs", |r| {
+        r.is_watch_of("benchmarkruns")
+    })
+    .await;
+
+    // Made while the watch delivers nothing; then the apiserver ends the watch with 410.
+    fake.put(&benchmark_run("demo", 0));
+    fake.expire_watches("benchmarkruns");
+
+    let status_patch = request(&fake, "status patch of the run", |r| {
+        r.method == Method::PATCH && r.path.ends_with("/benchmarkruns/demo/status")
+    })
+    .await;
+    let requests = fake.requests();
+    let lists: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].is_list_of("benchmarkruns"))
+        .collect();
+    assert!(lists.len() >= 2, "listed again: {requests:#?}");
+    assert!(lists[1] < status_patch, "{requests:#?}");
+    assert!(
+        fake.get::<BenchmarkRun>(Some(NS), "demo")
+            .and_then(|r| r.status)
+            .is_some_and(|s| s.observed_generation == Some(1)),
+        "the reconcile wrote the run's status"
+    );
+    controller.abort();
+}
