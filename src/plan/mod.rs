@@ -17,7 +17,7 @@
 //! window's CPU and memory are read from Prometheus while the next one runs, once the samples
 //! after it have been scraped ([`SCRAPE_SETTLE`]); the queries name their window, so the next
 //! load does not disturb them. When Prometheus cannot be reached for a window, the result gets
-//! `metricsPending` and the window is asked for again later (see `plan_metrics.rs`); that
+//! `metricsPending` and the window is asked for again later (see `src/plan/metrics.rs`); that
 //! state, too, lives in status alone, so a restarted operator still collects it.
 //!
 //! A run that is not yet `Running` starts only once it holds a measuring slot: the planner
@@ -253,7 +253,7 @@ fn following(
 /// ms): the planned end of the current window plus [`CHAIN_GAP`]. Only for a current load
 /// whose window durations fix, with its generators' start known, and while at least
 /// [`PRESTART`] of its warm-up is left; `None` otherwise (the next load is then made after
-/// this one has ended, as before).
+/// this one has ended).
 pub fn chained_start(
     run: &ValidatedRun,
     cell: &Cell,

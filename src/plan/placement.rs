@@ -4,7 +4,7 @@
 //! (`target` or `load`). Where such nodes exist, targets and load pods are kept to them, so
 //! the generator does not take CPU from the target's node; a run's own selectors
 //! (`targets[].nodeSelector`, `load.nodeSelector`) override that. Elsewhere load pods only
-//! prefer nodes without target pods (the Job's anti-affinity), as before.
+//! prefer nodes without target pods (the Job's anti-affinity).
 
 use std::collections::BTreeMap;
 
