@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use benchrun_api::CellResult;
 
 use crate::show::measurements_table;
-use crate::table::write_csv_row;
+use crate::table::write_csv_rows;
 use crate::Format;
 
 /// Header of the CSV export, in column order.
@@ -142,11 +142,11 @@ pub fn write_export(
         Format::Markdown => measurements_table(results).write_markdown(w),
         Format::Csv | Format::Text => {
             let head: Vec<String> = CSV_COLUMNS.iter().map(|s| s.to_string()).collect();
-            write_csv_row(w, &head)?;
-            for r in results {
-                write_csv_row(w, &csv_record(run, r))?;
-            }
-            Ok(())
+            let records: Vec<Vec<String>> = results.iter().map(|r| csv_record(run, r)).collect();
+            write_csv_rows(
+                w,
+                std::iter::once(head.as_slice()).chain(records.iter().map(Vec::as_slice)),
+            )
         }
     }
 }

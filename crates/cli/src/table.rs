@@ -115,11 +115,10 @@ impl Table {
     /// RFC 4180 CSV with a header row.
     pub fn write_csv(&self, w: &mut impl Write) -> io::Result<()> {
         let head: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
-        write_csv_row(w, &head)?;
-        for row in &self.rows {
-            write_csv_row(w, row)?;
-        }
-        Ok(())
+        write_csv_rows(
+            w,
+            std::iter::once(head.as_slice()).chain(self.rows.iter().map(Vec::as_slice)),
+        )
     }
 }
 
@@ -138,19 +137,19 @@ pub fn html_escape(s: &str) -> String {
     out
 }
 
-/// Writes one CSV record, quoting fields that hold a comma, a quote or a line break.
-pub fn write_csv_row(w: &mut impl Write, fields: &[String]) -> io::Result<()> {
-    let quoted: Vec<String> = fields
-        .iter()
-        .map(|f| {
-            if f.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", f.replace('"', "\"\""))
-            } else {
-                f.clone()
-            }
-        })
-        .collect();
-    writeln!(w, "{}", quoted.join(","))
+/// Writes CSV records (the `csv` crate): a field is quoted only where it holds a comma, a
+/// quote or a line break, and each record ends in `\n`.
+pub fn write_csv_rows<'a>(
+    w: &mut impl Write,
+    rows: impl IntoIterator<Item = &'a [String]>,
+) -> io::Result<()> {
+    let mut out = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(w);
+    for row in rows {
+        out.write_record(row)?;
+    }
+    out.flush()
 }
 
 #[cfg(test)]
