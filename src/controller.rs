@@ -195,6 +195,8 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
         }
         (Ok(v), Ok(())) => v,
     };
+    // With `spec.search`, the cells the search has made so far and the one it measures next.
+    let v = crate::search::extend(&v, &status).into_owned();
     let mut observed = observe(ctx, run, &owner, &v, &status, now).await?;
     observed.retrying = lock(&ctx.failures).contains_key(&slots::key(run));
     let mut decision = plan::plan(&v, &status, &observed, now);

@@ -1,536 +1,206 @@
-//! Tests for the search against synthetic services.
+//! Tests of the search's wiring: cells made as the search asks, verdicts frozen when first
+//! seen, the order a restarted operator continues from, and a whole search through the planner's
+//! bookkeeping against a synthetic service.
+
+use benchrun_api::status::SearchResult;
+use benchrun_api::{BenchmarkRunStatus, CellResult, SloVerdict, ValidatedRun, Warning};
 
 use super::*;
 
-const CAPACITY: Direction = Direction::HighestPassing;
-const DEMAND: Direction = Direction::LowestPassing;
-
-/// Real-valued bounds.
-fn real(min: f64, max: f64, precision: f64) -> Bounds {
-    Bounds {
-        min,
-        max,
-        precision,
-        integer: false,
-    }
-}
-
-/// Integer bounds (replicas).
-fn whole(min: f64, max: f64) -> Bounds {
-    Bounds {
-        min,
-        max,
-        precision: 0.05,
-        integer: true,
-    }
-}
-
-/// Runs a search to the end against a service, checking every requested value lies within the
-/// bounds and the count never exceeds the worst case; returns the answer and the history.
-fn run(
-    direction: Direction,
-    bounds: &Bounds,
-    mut service: impl FnMut(f64) -> Verdict,
-) -> (Answer, Vec<Measurement>) {
-    let limit = worst_case(bounds) as usize;
-    let mut history = Vec::new();
-    loop {
-        match next(direction, bounds, &history) {
-            Step::Measure(value) => {
-                assert!(
-                    history.len() < limit,
-                    "over worst case {limit}: {history:?}"
-                );
-                assert!(
-                    bounds.min <= value && value <= bounds.max,
-                    "{value} out of {bounds:?}"
-                );
-                history.push(Measurement {
-                    value,
-                    verdict: service(value),
-                });
-            }
-            Step::Done(answer) => return (answer, history),
-        }
-    }
-}
-
-/// A service that meets the SLOs exactly on the passing side of `boundary`.
-fn sharp(direction: Direction, boundary: f64) -> impl Fn(f64) -> Verdict {
-    move |x| {
-        let passes = match direction {
-            Direction::HighestPassing => x <= boundary,
-            Direction::LowestPassing => x >= boundary,
-        };
-        if passes {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        }
-    }
-}
-
-/// Whether an answer brackets `boundary` in the given direction.
-fn brackets(direction: Direction, answer: &Answer, boundary: f64) -> bool {
-    match (answer.passing, answer.failing, direction) {
-        (Some(p), Some(f), Direction::HighestPassing) => p <= boundary && boundary <= f,
-        (Some(p), Some(f), Direction::LowestPassing) => f <= boundary && boundary <= p,
-        _ => false,
-    }
-}
-
-/// Whether passing and failing are within the precision (adjacent for integers).
-fn within_precision(bounds: &Bounds, answer: &Answer) -> bool {
-    match (answer.passing, answer.failing) {
-        (Some(p), Some(f)) if bounds.integer => (p - f).abs() <= 1.0,
-        (Some(p), Some(f)) => p.max(f) / p.min(f) - 1.0 <= bounds.precision + 1e-9,
-        _ => false,
-    }
-}
-
-/// Log-spaced values strictly inside `(min, max)`.
-fn sweep(min: f64, max: f64, count: usize) -> impl Iterator<Item = f64> {
-    let span = (max / min).ln();
-    (1..=count).map(move |i| min * (span * i as f64 / (count + 1) as f64).exp())
-}
-
-#[test]
-fn sharp_boundary_is_bracketed_within_precision() {
-    let cases = [
-        real(10.0, 10_000.0, 0.05),
-        real(50.0, 5_000.0, 0.01),
-        real(100.0, 4_000.0, 0.2),
-        real(0.5, 3.0, 0.05),
-        real(100.0, 104.0, 0.05),
-    ];
-    for bounds in &cases {
-        for direction in [CAPACITY, DEMAND] {
-            for boundary in sweep(bounds.min, bounds.max, 400) {
-                let (answer, history) = run(direction, bounds, sharp(direction, boundary));
-                assert_eq!(
-                    answer.outcome,
-                    Outcome::Bracketed,
-                    "{bounds:?} {boundary}: {answer:?}"
-                );
-                assert!(
-                    brackets(direction, &answer, boundary),
-                    "{boundary}: {answer:?}"
-                );
-                assert!(within_precision(bounds, &answer), "{bounds:?}: {answer:?}");
-                assert!(history.len() <= worst_case(bounds) as usize);
-            }
-        }
-    }
-}
-
-#[test]
-fn sharp_boundary_with_integer_values() {
-    for bounds in [
-        whole(1.0, 64.0),
-        whole(1.0, 2.0),
-        whole(2.0, 17.0),
-        whole(0.5, 100.5),
-    ] {
-        let (low, high) = (bounds.min.ceil(), bounds.max.floor());
-        for direction in [CAPACITY, DEMAND] {
-            // Boundaries between every pair of neighbouring integers.
-            let mut boundary = low + 0.5;
-            while boundary < high {
-                let (answer, history) = run(direction, &bounds, sharp(direction, boundary));
-                assert_eq!(answer.outcome, Outcome::Bracketed, "{boundary}: {answer:?}");
-                assert!(
-                    brackets(direction, &answer, boundary),
-                    "{boundary}: {answer:?}"
-                );
-                assert!(within_precision(&bounds, &answer), "{answer:?}");
-                for m in &history {
-                    assert_eq!(m.value, m.value.round(), "{m:?} is not whole");
-                }
-                boundary += 1.0;
-            }
-        }
-    }
-}
-
-#[test]
-fn bisection_values_are_rounded() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    let (_, history) = run(CAPACITY, &bounds, sharp(CAPACITY, 1234.5));
-    for m in &history {
-        let digits = format!("{}", m.value)
-            .trim_matches(['0', '.'])
-            .replace('.', "")
-            .len();
-        assert!(
-            digits <= 3,
-            "{} has more than 3 significant figures",
-            m.value
-        );
-    }
-}
-
-#[test]
-fn never_passes_after_one_measurement() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    for direction in [CAPACITY, DEMAND] {
-        let (answer, history) = run(direction, &bounds, |_| Verdict::Fail);
-        assert_eq!(answer.outcome, Outcome::NeverPasses);
-        assert_eq!(history.len(), 1);
-        let near = if direction == CAPACITY {
-            bounds.min
-        } else {
-            bounds.max
-        };
-        assert_eq!(history[0].value, near);
-        assert_eq!(answer.passing, None);
-    }
-}
-
-#[test]
-fn always_passes_after_two_measurements() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    for direction in [CAPACITY, DEMAND] {
-        let (answer, history) = run(direction, &bounds, |_| Verdict::Pass);
-        assert_eq!(answer.outcome, Outcome::AlwaysPasses);
-        assert_eq!(history.len(), 2);
-        let far = if direction == CAPACITY {
-            bounds.max
-        } else {
-            bounds.min
-        };
-        assert_eq!(answer.passing, Some(far));
-    }
-}
-
-#[test]
-fn one_unusable_measurement_is_retried() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    for direction in [CAPACITY, DEMAND] {
-        let boundary = 777.0;
-        let mut seen: Vec<f64> = Vec::new();
-        let service = sharp(direction, boundary);
-        // The first measurement of every value is unusable, the rest are exact.
-        let (answer, history) = run(direction, &bounds, |x| {
-            if seen.contains(&x) {
-                service(x)
-            } else {
-                seen.push(x);
-                Verdict::Unusable("load generator saturated".into())
-            }
-        });
-        assert_eq!(answer.outcome, Outcome::Bracketed, "{answer:?}");
-        assert!(brackets(direction, &answer, boundary));
-        assert!(within_precision(&bounds, &answer));
-        let (clean, _) = run(direction, &bounds, sharp(direction, boundary));
-        assert_eq!(
-            (answer.passing, answer.failing),
-            (clean.passing, clean.failing)
-        );
-        assert!(history.windows(2).any(|w| w[0].value == w[1].value));
-    }
-}
-
-#[test]
-fn always_unusable_stops_naming_the_value_and_reason() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    for direction in [CAPACITY, DEMAND] {
-        let (answer, history) = run(direction, &bounds, |_| {
-            Verdict::Unusable("OOMKilled".into())
-        });
-        assert_eq!(answer.outcome, Outcome::Unusable);
-        assert_eq!(history.len(), 2);
-        assert!(answer.line.contains("OOMKilled"), "{}", answer.line);
-        assert!(
-            answer.line.contains(&format!("{}", history[0].value)),
-            "{}",
-            answer.line
-        );
-    }
-}
-
-#[test]
-fn unmeasurable_far_values_are_bisected_around() {
-    // The load generator cannot offer more than 3000 req/s.
-    let bounds = real(10.0, 10_000.0, 0.05);
-    let limited = |boundary: f64| {
-        move |x: f64| {
-            if x > 3000.0 {
-                Verdict::Unusable("load generator is the bottleneck".into())
-            } else {
-                sharp(CAPACITY, boundary)(x)
-            }
-        }
-    };
-    let (answer, _) = run(CAPACITY, &bounds, limited(1000.0));
-    assert_eq!(answer.outcome, Outcome::Bracketed, "{answer:?}");
-    assert!(brackets(CAPACITY, &answer, 1000.0));
-    assert!(within_precision(&bounds, &answer));
-    // The boundary lies beyond what can be measured.
-    let (answer, _) = run(CAPACITY, &bounds, limited(5000.0));
-    assert_eq!(answer.outcome, Outcome::Unusable, "{answer:?}");
-    let passing = answer.passing.unwrap_or_default();
-    assert!((3000.0 / 1.05..=3000.0).contains(&passing), "{answer:?}");
-    assert!(answer.line.contains("bottleneck"), "{}", answer.line);
-}
-
-/// A standard normal sample (Box-Muller).
-fn normal(rng: &mut fastrand::Rng) -> f64 {
-    let u1 = 1.0 - rng.f64();
-    let u2 = rng.f64();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// How the measured figure (such as p99 latency) depends on the searched value, relative to
-/// the SLO threshold, which it reaches exactly at the true boundary.
-#[derive(Clone, Copy, Debug)]
-enum Model {
-    /// Queueing latency 1 / (1 − utilisation), the SLO met up to 80 % utilisation: near the
-    /// boundary a 1 % change of load moves latency by about 4 %.
-    Queue,
-    /// (load)^e: a 1 % change of load moves the figure by e %.
-    Power(f64),
-}
-
-/// The figure relative to the SLO threshold at `x`, before noise; load is relative to the
-/// boundary (rate / boundary for capacity, boundary / resource for demand).
-fn figure(model: Model, direction: Direction, boundary: f64, x: f64) -> f64 {
-    let load = match direction {
-        Direction::HighestPassing => x / boundary,
-        Direction::LowestPassing => boundary / x,
-    };
-    match model {
-        Model::Queue => {
-            let utilisation = 0.8 * load;
-            if utilisation >= 1.0 {
-                f64::INFINITY
-            } else {
-                0.2 / (1.0 - utilisation)
-            }
-        }
-        Model::Power(e) => load.powf(e),
-    }
-}
-
-/// Runs seeded trials against a service whose figure has multiplicative noise N(0, sigma),
-/// the boundary log-uniform in the middle of the range; returns the fraction bracketed and the
-/// mean and largest measurement counts.
-fn noisy_trials(
-    direction: Direction,
-    bounds: &Bounds,
-    model: Model,
-    sigma: f64,
-    trials: u64,
-) -> (f64, f64, usize) {
-    let (mut bracketed, mut total, mut most) = (0, 0, 0);
-    for seed in 0..trials {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let span = (bounds.max / bounds.min).ln();
-        let boundary = bounds.min * (span * (0.05 + 0.9 * rng.f64())).exp();
-        let service = |x: f64| {
-            let noise = 1.0 + sigma * normal(&mut rng);
-            if figure(model, direction, boundary, x) * noise <= 1.0 {
-                Verdict::Pass
-            } else {
-                Verdict::Fail
-            }
-        };
-        let (answer, history) = run(direction, bounds, service);
-        total += history.len();
-        most = most.max(history.len());
-        if answer.outcome == Outcome::Bracketed && brackets(direction, &answer, boundary) {
-            bracketed += 1;
-        }
-    }
-    (
-        bracketed as f64 / trials as f64,
-        total as f64 / trials as f64,
-        most,
-    )
-}
-
-#[test]
-fn noisy_service_is_bracketed_in_95_percent_of_trials() {
-    // Operator defaults: 5 % precision; 3 % run-to-run noise on the SLO figure.
-    let bounds = real(10.0, 10_000.0, 0.05);
-    let trials = 2000;
-    for direction in [CAPACITY, DEMAND] {
-        let (rate, mean, most) = noisy_trials(direction, &bounds, Model::Queue, 0.03, trials);
-        println!(
-            "noisy {direction:?}, queueing latency, sigma 3 %: {:.1} % of {trials} trials \
-             bracketed; {mean:.1} measurements on average, at most {most} (worst case {})",
-            rate * 100.0,
-            worst_case(&bounds)
-        );
-        assert!(rate >= 0.95, "only {:.1} % bracketed", rate * 100.0);
-    }
-    // For comparison, figures with constant elasticity (not asserted).
-    for e in [1.0, 2.0, 4.0] {
-        let (rate, mean, _) = noisy_trials(CAPACITY, &bounds, Model::Power(e), 0.03, trials);
-        println!(
-            "noisy capacity, figure ∝ load^{e}, sigma 3 %: {:.1} % bracketed, {mean:.1} measurements",
-            rate * 100.0
-        );
-    }
-}
-
-/// Adversarial verdicts: each measurement passes, fails or is unusable at random.
-fn random_service(rng: &mut fastrand::Rng, pass: f64, unusable: f64) -> impl FnMut(f64) -> Verdict {
-    let mut rng = rng.fork();
-    move |_| {
-        let roll = rng.f64();
-        if roll < unusable {
-            Verdict::Unusable("random".into())
-        } else if roll < unusable + (1.0 - unusable) * pass {
-            Verdict::Pass
-        } else {
-            Verdict::Fail
-        }
-    }
-}
-
-#[test]
-fn random_verdicts_never_exceed_worst_case() {
-    let mut rng = fastrand::Rng::with_seed(7);
-    let cases = [
-        real(10.0, 10_000.0, 0.05),
-        real(1.0, 1e6, 0.01),
-        real(100.0, 200.0, 0.1),
-        real(5.0, 5.0, 0.05),
-        whole(1.0, 50.0),
-        whole(3.0, 3.0),
-        whole(1.0, 2.0),
-    ];
-    let mut most = vec![0usize; cases.len()];
-    for _ in 0..4000 {
-        for (i, bounds) in cases.iter().enumerate() {
-            let direction = if rng.bool() { CAPACITY } else { DEMAND };
-            let pass = rng.f64();
-            let unusable = [0.0, 0.1, 0.4, 0.9][rng.usize(..4)];
-            let (answer, history) =
-                run(direction, bounds, random_service(&mut rng, pass, unusable));
-            most[i] = most[i].max(history.len());
-            assert!(!answer.line.is_empty());
-        }
-    }
-    for (bounds, most) in cases.iter().zip(most) {
-        println!(
-            "{bounds:?}: at most {most} measurements, worst case {}",
-            worst_case(bounds)
-        );
-    }
-}
-
-#[test]
-fn noisy_adversary_near_the_boundary_never_exceeds_worst_case() {
-    // Coin-flip verdicts within 20 % of the boundary maximise mixed results.
-    let bounds = real(10.0, 10_000.0, 0.05);
-    let mut most = 0;
-    for seed in 0..20_000 {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let direction = if rng.bool() { CAPACITY } else { DEMAND };
-        let boundary = 10.0 * 1000f64.powf(rng.f64());
-        let unusable = [0.0, 0.2][rng.usize(..2)];
-        let exact = sharp(direction, boundary);
-        let service = |x: f64| {
-            if rng.f64() < unusable {
-                Verdict::Unusable("random".into())
-            } else if (x / boundary).ln().abs() < 0.2 {
-                if rng.bool() {
-                    Verdict::Pass
-                } else {
-                    Verdict::Fail
-                }
-            } else {
-                exact(x)
-            }
-        };
-        let (_, history) = run(direction, &bounds, service);
-        most = most.max(history.len());
-    }
-    println!(
-        "coin flips near the boundary: at most {most}, worst case {}",
-        worst_case(&bounds)
+fn run(search: &str, matrix: &str) -> ValidatedRun {
+    let yaml = format!(
+        r#"
+targets: [{{name: web, image: "demo:1"}}]
+scenarios: [{{name: s, path: /compute}}]
+load: {{connections: 32, duration: 10s}}
+slo: {{p99: 50ms}}
+search: {search}
+{matrix}
+"#
     );
+    let spec = serde_yaml::from_str(&yaml).unwrap();
+    benchrun_api::validate::validate(&spec).unwrap()
 }
 
-/// Explores every verdict sequence, returning the longest search and the number of searches.
-fn explore(direction: Direction, bounds: &Bounds, history: &mut Vec<Measurement>) -> (usize, u64) {
-    match next(direction, bounds, history) {
-        Step::Done(_) => (history.len(), 1),
-        Step::Measure(value) => {
-            assert!(history.len() < worst_case(bounds) as usize, "{history:?}");
-            let (mut longest, mut searches) = (0, 0);
-            for verdict in [Verdict::Pass, Verdict::Fail, Verdict::Unusable("x".into())] {
-                history.push(Measurement { value, verdict });
-                let (l, s) = explore(direction, bounds, history);
-                history.pop();
-                longest = longest.max(l);
-                searches += s;
-            }
-            (longest, searches)
-        }
+/// A measured result of `cell` (of the extended run) that passes or fails its SLO.
+fn result(run: &ValidatedRun, cell: usize, repeat: usize, pass: bool) -> CellResult {
+    let c = &run.cells[cell];
+    CellResult {
+        cell: cell as i32,
+        repeat: repeat as i32,
+        coordinates: crate::results::coordinates(run, c),
+        outcome: Outcome::Measured,
+        throughput: Some(100.0),
+        slo: Some(if pass {
+            SloVerdict::Met
+        } else {
+            SloVerdict::Violated(vec!["p99 80ms > 50ms".into()])
+        }),
+        ..Default::default()
     }
 }
 
-#[test]
-fn every_verdict_sequence_stays_within_worst_case() {
-    for bounds in [whole(1.0, 4.0), whole(1.0, 6.0), real(100.0, 112.0, 0.05)] {
-        for direction in [CAPACITY, DEMAND] {
-            let (longest, searches) = explore(direction, &bounds, &mut Vec::new());
-            println!(
-                "{bounds:?} {direction:?}: {searches} sequences, longest {longest}, worst case {}",
-                worst_case(&bounds)
-            );
-        }
+/// Runs the search to the end as the planner would (extend, measure the next, record, sync),
+/// with `passes(value)` the service; returns the final status and run.
+fn drive(
+    base: &ValidatedRun,
+    mut passes: impl FnMut(&Cell, usize) -> bool,
+) -> (BenchmarkRunStatus, ValidatedRun) {
+    let mut status = BenchmarkRunStatus::default();
+    for _ in 0..500 {
+        let run = extend(base, &status).into_owned();
+        let next = order(&run, &status).into_iter().find(|&(c, r)| {
+            !status
+                .results
+                .iter()
+                .any(|x| x.cell as usize == c && x.repeat as usize == r)
+        });
+        let Some((cell, repeat)) = next else {
+            sync(&run, &mut status.search, &status.results);
+            return (status, run);
+        };
+        assert!(cell < run.cells.len(), "cell {cell} not made");
+        let pass = passes(&run.cells[cell], repeat);
+        status.results.push(result(&run, cell, repeat, pass));
+        status.results.sort_by_key(|r| (r.cell, r.repeat));
+        sync(&run, &mut status.search, &status.results);
     }
-}
-
-#[test]
-fn foreign_histories_do_not_panic() {
-    let mut rng = fastrand::Rng::with_seed(11);
-    let bounds = real(10.0, 1000.0, 0.05);
-    for _ in 0..5000 {
-        let direction = if rng.bool() { CAPACITY } else { DEMAND };
-        let history: Vec<Measurement> = (0..rng.usize(..30))
-            .map(|_| Measurement {
-                value: [5.0, 10.0, 1000.0, f64::NAN, 10.0 + 990.0 * rng.f64()][rng.usize(..5)],
-                verdict: [Verdict::Pass, Verdict::Fail, Verdict::Unusable("?".into())]
-                    [rng.usize(..3)]
-                .clone(),
-            })
-            .collect();
-        if let Step::Measure(value) = next(direction, &bounds, &history) {
-            assert!((bounds.min..=bounds.max).contains(&value));
-        }
-    }
+    panic!("the search did not end");
 }
 
 #[test]
-fn invalid_bounds_are_refused() {
-    for bounds in [
-        real(0.0, 100.0, 0.05),
-        real(100.0, 10.0, 0.05),
-        real(10.0, 100.0, 0.0),
-        real(10.0, f64::INFINITY, 0.05),
-        whole(2.2, 2.8),
-    ] {
-        assert!(bounds.validate().is_err(), "{bounds:?}");
-        assert_eq!(worst_case(&bounds), 0);
-        match next(CAPACITY, &bounds, &[]) {
-            Step::Done(answer) => assert_eq!(answer.outcome, Outcome::Unusable),
-            step => panic!("{bounds:?} gave {step:?}"),
+fn capacity_search_brackets_a_sharp_boundary_per_configuration() {
+    let base = run(
+        "{capacity: {rate: {min: 50, max: 2000}}}",
+        "matrix: {cpu: [250m, 500m]}",
+    );
+    // 250m serves up to 400 req/s, 500m up to 800.
+    let (status, run) = drive(&base, |c, _| {
+        let limit = if c.cpu == "250m" { 400 } else { 800 };
+        c.rate.unwrap() <= limit
+    });
+    assert_eq!(status.search.len(), 2);
+    for (e, limit) in status.search.iter().zip([400.0, 800.0]) {
+        assert_eq!(e.outcome, "Bracketed", "{}", e.answer);
+        let (p, f) = (e.passing.unwrap(), e.failing.unwrap());
+        assert!(p <= limit && f > limit, "{p} {f} around {limit}");
+        assert!(f / p - 1.0 <= 0.05 + 1e-9, "{p} {f}");
+        assert!(e.measurements.len() <= e.worst_case as usize);
+        // Every measured rate is a whole number and the cell's own.
+        for m in &e.measurements {
+            assert_eq!(m.value, m.value.round());
+            assert_eq!(run.cells[m.cell as usize].rate, Some(m.value as i64));
         }
+        assert!(e.answer.starts_with("capacity "), "{}", e.answer);
     }
+    // The deciding values have three agreeing measurements each.
+    let e = &status.search[0];
+    let count = |v: f64| e.measurements.iter().filter(|m| m.value == v).count();
+    assert_eq!(count(e.passing.unwrap()), 3);
+    assert_eq!(count(e.failing.unwrap()), 3);
+    // Cells are contiguous and each value has one cell.
+    for (i, c) in run.cells.iter().enumerate() {
+        assert_eq!(c.index, i);
+    }
+    let mut seen: Vec<(String, i64)> = run
+        .cells
+        .iter()
+        .map(|c| (c.cpu.clone(), c.rate.unwrap()))
+        .collect();
+    seen.sort();
+    let n = seen.len();
+    seen.dedup();
+    assert_eq!(seen.len(), n);
 }
 
 #[test]
-fn next_is_pure() {
-    let bounds = real(10.0, 10_000.0, 0.05);
-    let (_, history) = run(DEMAND, &bounds, sharp(DEMAND, 321.0));
-    for k in 0..=history.len() {
-        assert_eq!(
-            next(DEMAND, &bounds, &history[..k]),
-            next(DEMAND, &bounds, &history[..k])
-        );
-    }
+fn demand_search_finds_the_smallest_cpu() {
+    let base = run("{demand: {rate: 400, cpu: {min: 100m, max: \"1\"}}}", "");
+    let (status, run) = drive(&base, |c, _| {
+        benchrun_api::units::cpu_millis(&c.cpu).unwrap() >= 250
+    });
+    let e = &status.search[0];
+    assert_eq!(e.outcome, "Bracketed", "{}", e.answer);
+    let (p, f) = (e.passing.unwrap(), e.failing.unwrap());
+    assert!(
+        p >= 250.0 && f < 250.0 && p / f - 1.0 <= 0.05 + 1e-9,
+        "{p} {f}"
+    );
+    assert!(run.cells.iter().all(|c| c.rate == Some(400)));
+    assert_eq!(run.cells[0].cpu, "1000m");
+}
+
+#[test]
+fn a_verdict_is_kept_once_recorded() {
+    let base = run("{capacity: {rate: {min: 50, max: 2000}}}", "");
+    let mut status = BenchmarkRunStatus::default();
+    status.results.push(result(&base, 0, 0, true));
+    sync(&base, &mut status.search, &status.results);
+    assert_eq!(status.search[0].measurements[0].verdict, "Pass");
+    // Later figures add GeneratorBound: the recorded verdict stands.
+    status.results[0].warnings.push(Warning::new(
+        WarningCode::GeneratorBound,
+        "load pods used 97% of their CPU",
+    ));
+    sync(&base, &mut status.search, &status.results);
+    assert_eq!(status.search[0].measurements[0].verdict, "Pass");
+    // A fresh status (another spec's entries) decides again from the figures.
+    let mut other = vec![SearchResult::default()];
+    sync(&base, &mut other, &status.results);
+    assert_eq!(other[0].measurements[0].verdict, "Unusable");
+}
+
+#[test]
+fn unusable_measurements_are_retried_and_count_neither_way() {
+    let base = run("{capacity: {rate: {min: 50, max: 2000}}}", "");
+    let mut status = BenchmarkRunStatus::default();
+    let mut failed = result(&base, 0, 0, true);
+    failed.outcome = Outcome::Failed;
+    failed.reason = Some("target not ready".into());
+    status.results.push(failed);
+    sync(&base, &mut status.search, &status.results);
+    assert_eq!(status.search[0].measurements[0].verdict, "Unusable");
+    // The same value again: cell 0, repeat 1.
+    assert_eq!(order(&base, &status).last(), Some(&(0, 1)));
+    let mut oom = result(&base, 0, 1, true);
+    oom.oom_kills = 1;
+    assert!(matches!(verdict(&oom), Verdict::Unusable(_)));
+}
+
+#[test]
+fn a_restarted_operator_continues_with_the_same_cells() {
+    let base = run("{capacity: {rate: {min: 50, max: 2000}}}", "");
+    let (status, run) = drive(&base, |c, _| c.rate.unwrap() <= 300);
+    // From the results alone (status.search lost) the same cells, measurements and answer
+    // come back; only the order of the list is the results' (cell, repeat) order.
+    let mut bare = status.clone();
+    bare.search.clear();
+    let again = extend(&base, &bare);
+    assert_eq!(again.cells, run.cells);
+    let mut a = order(&run, &bare);
+    let mut b = order(&run, &status);
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b);
+    sync(&run, &mut bare.search, &bare.results);
+    assert_eq!(bare.search[0].answer, status.search[0].answer);
+}
+
+#[test]
+fn without_a_search_nothing_changes() {
+    let yaml = r#"
+targets: [{name: web, image: "demo:1"}]
+scenarios: [{name: s, path: /}]
+load: {connections: 4, requests: 100}
+"#;
+    let spec = serde_yaml::from_str(yaml).unwrap();
+    let base = benchrun_api::validate::validate(&spec).unwrap();
+    assert!(matches!(
+        extend(&base, &BenchmarkRunStatus::default()),
+        Cow::Borrowed(_)
+    ));
+    assert!(order(&base, &BenchmarkRunStatus::default()).is_empty());
+    let mut entries = vec![SearchResult::default()];
+    sync(&base, &mut entries, &[]);
+    assert!(entries.is_empty());
 }

@@ -224,8 +224,8 @@ impl super::Planner<'_> {
                 }
             }
         }
-        let mut all = self.status.results.clone();
-        all.extend(failed.iter().cloned());
+        let mut all = self.status.clone();
+        all.results.extend(failed.iter().cloned());
         if super::next_pending(self.run, &all).is_none() {
             // Nothing fits: the run ends here and the next queued run gets the slot.
             self.accept();
@@ -233,7 +233,7 @@ impl super::Planner<'_> {
             return true;
         }
         // Kept in matrix order; the cells that fit are measured once the slot is taken.
-        self.status.results = all;
+        self.status.results = all.results;
         self.status.results.sort_by_key(|r| (r.cell, r.repeat));
         self.progress();
         false

@@ -191,7 +191,7 @@ pub fn focus(run: &ValidatedRun, status: &BenchmarkRunStatus) -> Option<(usize, 
         .current
         .as_ref()
         .and_then(|c| current_in_range(run, c))
-        .or_else(|| next_pending(run, &status.results))
+        .or_else(|| next_pending(run, status))
 }
 
 /// The (cell, repeat) of `current` when both are in range of the run.
@@ -238,15 +238,36 @@ fn begun_by(start_at_ms: Option<i64>, started_ms: Option<i64>) -> Option<i64> {
 /// The measurement after (`cell`, `repeat`) in the run's order that has no result yet.
 fn following(
     run: &ValidatedRun,
-    results: &[CellResult],
+    status: &BenchmarkRunStatus,
     cell: usize,
     repeat: usize,
 ) -> Option<(usize, usize)> {
-    crate::adaptive::order(run, results)
+    measurement_order(run, status)
         .into_iter()
         .skip_while(|&m| m != (cell, repeat))
         .skip(1)
-        .find(|&(c, r)| !has_result(results, c, r))
+        .find(|&(c, r)| !has_result(&status.results, c, r))
+}
+
+/// Every measurement of the run in the order measured, as far as decided: the matrix order
+/// with the rounds of `spec.repeatsUntil` ([`crate::adaptive::order`]), or the measurements of
+/// `spec.search` and the one it asks for next ([`crate::search::order`]).
+pub(crate) fn measurement_order(
+    run: &ValidatedRun,
+    status: &BenchmarkRunStatus,
+) -> Vec<(usize, usize)> {
+    match run.search {
+        Some(_) => crate::search::order(run, status),
+        None => crate::adaptive::order(run, &status.results),
+    }
+}
+
+/// The measurements the run takes as far as decided ([`measurement_order`]).
+pub(crate) fn total(run: &ValidatedRun, status: &BenchmarkRunStatus) -> usize {
+    match run.search {
+        Some(_) => crate::search::order(run, status).len(),
+        None => crate::adaptive::total(run, &status.results),
+    }
 }
 
 /// When the next measurement's load may be made ahead of its turn, its agreed start (Unix
@@ -268,12 +289,13 @@ pub fn chained_start(
         .then(|| begun + len.as_millis() as i64 + CHAIN_GAP.as_millis() as i64)
 }
 
-/// The first measurement in the run's order without a result: [`ValidatedRun::order`], then
-/// the rounds `spec.repeatsUntil` has added ([`crate::adaptive::order`]).
-fn next_pending(run: &ValidatedRun, results: &[CellResult]) -> Option<(usize, usize)> {
-    crate::adaptive::order(run, results)
+/// The first measurement in the run's order ([`measurement_order`]) without a result. With
+/// `spec.search` its cell may be one the search has not made yet: the next reconcile's run
+/// has it ([`crate::search::extend`]).
+fn next_pending(run: &ValidatedRun, status: &BenchmarkRunStatus) -> Option<(usize, usize)> {
+    measurement_order(run, status)
         .into_iter()
-        .find(|&(c, r)| !has_result(results, c, r))
+        .find(|&(c, r)| !has_result(&status.results, c, r))
 }
 
 fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {
@@ -446,8 +468,12 @@ pub fn plan(
     observed: &Observed,
     now: Timestamp,
 ) -> Decision {
+    // A search's next cell, made from the status (nothing to do without a search).
+    let run = crate::search::extend(run, status);
+    let run = run.as_ref();
     let mut p = Planner::new(run, status, observed, now);
-    p.status.total = Some(crate::adaptive::total(run, &status.results) as i32);
+    crate::search::sync(run, &mut p.status.search, &status.results);
+    p.status.total = Some(total(run, &p.status) as i32);
     if is_finished(status) {
         p.finished();
     } else if status.phase != Some(Phase::Running) {
@@ -471,6 +497,8 @@ pub fn plan_refused(
     refusal: &Refusal,
     now: Timestamp,
 ) -> Decision {
+    let run = crate::search::extend(run, status);
+    let run = run.as_ref();
     let mut p = Planner::new(run, status, observed, now);
     let reason = format!(
         "the apiserver refused {} ({}): {}",

@@ -133,9 +133,11 @@ impl Planner<'_> {
     /// without a result fails with `reason` at once.
     pub(super) fn fail_remaining(&mut self, reason: String) {
         let mut failed = Vec::new();
-        for (i, r) in crate::adaptive::order(self.run, &self.status.results) {
+        for (i, r) in super::measurement_order(self.run, &self.status) {
             if !has_result(&self.status.results, i, r) {
-                let c = &self.run.cells[i];
+                let Some(c) = self.run.cells.get(i) else {
+                    continue;
+                };
                 failed.push(results::failed_result(self.run, c, r, reason.clone()));
             }
         }

@@ -69,7 +69,7 @@ impl Planner<'_> {
     /// `progress` and `total`: the measurements as far as decided, which the rounds of
     /// `spec.repeatsUntil` raise as they are added.
     pub(super) fn progress(&mut self) {
-        let total = crate::adaptive::total(self.run, &self.status.results);
+        let total = super::total(self.run, &self.status);
         self.status.total = Some(total as i32);
         self.status.progress = Some(format!("{}/{total}", self.status.results.len()));
     }
@@ -85,6 +85,9 @@ impl Planner<'_> {
         }
         if let Some(until) = self.run.until_note() {
             message += &format!("; {until}");
+        }
+        if let Some(search) = crate::search::note(self.run) {
+            message += &format!("; {search}");
         }
         self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }
@@ -111,13 +114,19 @@ impl Planner<'_> {
             self.note(true, Reason::WindowTooShort, w.to_string());
         }
         self.set_measuring();
-        let started = match self.run.until {
-            Some(_) => format!(
+        let started = match (&self.run.search, self.run.until) {
+            (Some(s), _) => format!(
+                "search {} of {} configurations, at most {} measurements",
+                s.kind(),
+                s.configurations,
+                s.max_total()
+            ),
+            (None, Some(_)) => format!(
                 "{} measurements, up to {} with repeatsUntil",
                 self.run.total(),
                 self.run.max_total()
             ),
-            None => format!("{} measurements", self.run.total()),
+            (None, None) => format!("{} measurements", self.run.total()),
         };
         self.note(false, Reason::Started, started);
         self.progress();
@@ -145,6 +154,15 @@ impl Planner<'_> {
 
     /// `Running=True` with reason `Measuring`.
     pub(super) fn set_measuring(&mut self) {
+        if let Some(s) = &self.run.search {
+            let message = format!(
+                "searching the {} of {} configurations",
+                s.kind(),
+                s.configurations
+            );
+            self.condition(ConditionType::Running, true, Reason::Measuring, message);
+            return;
+        }
         let message = match self.run.until {
             Some(u) => format!(
                 "measuring {} cells × {}–{} repeats",
@@ -164,7 +182,7 @@ impl Planner<'_> {
     /// Moves to the next measurement without a result, or finishes the run once no
     /// collection is pending.
     pub(super) fn advance(&mut self) {
-        match next_pending(self.run, &self.status.results) {
+        match next_pending(self.run, &self.status) {
             Some((cell, repeat)) => {
                 self.status.current = Some(CurrentMeasurement {
                     cell: cell as i32,
@@ -410,8 +428,7 @@ impl Planner<'_> {
         ) else {
             return;
         };
-        let Some((next_cell, next_repeat)) =
-            super::following(self.run, &self.status.results, cell, repeat)
+        let Some((next_cell, next_repeat)) = super::following(self.run, &self.status, cell, repeat)
         else {
             return;
         };
@@ -453,8 +470,7 @@ impl Planner<'_> {
     /// The next measurement's load, made ahead, began before this window's last response:
     /// the end of this window had extra load on the target.
     fn overlap_warning(&self, cell: usize, repeat: usize, load: &LoadResult) -> Option<Warning> {
-        let (next_cell, next_repeat) =
-            super::following(self.run, &self.status.results, cell, repeat)?;
+        let (next_cell, next_repeat) = super::following(self.run, &self.status, cell, repeat)?;
         let job = names::job_name(&self.obs.run_name, next_cell, next_repeat);
         let next_start = *self.obs.job_starts.get(&job)?;
         let end = i64::try_from(load.window_end_ms).unwrap_or(i64::MAX);
@@ -631,6 +647,7 @@ impl Planner<'_> {
         self.refresh_comparisons();
         self.status.summary = Some(self.summary());
         self.status.capacity = capacity::capacity(self.run, &self.status.results);
+        crate::search::sync(self.run, &mut self.status.search, &self.status.results);
         for (type_, ok, reason, message) in
             results::result_conditions(self.run, &self.status.results, &self.status.comparisons)
         {
@@ -650,8 +667,12 @@ impl Planner<'_> {
 
     /// The summary with the headline comparison.
     fn summary(&self) -> benchrun_api::Summary {
+        let headline = match crate::search::headline(&self.status.search) {
+            Some(h) => Some(h),
+            None => comparisons::headline(&self.status.comparisons),
+        };
         benchrun_api::Summary {
-            headline: comparisons::headline(&self.status.comparisons),
+            headline,
             ..results::summarize(self.run, &self.status.results)
         }
     }
@@ -671,8 +692,10 @@ impl Planner<'_> {
     pub(super) fn fail_configuration(&mut self, cell: usize, reason: String) {
         let c = &self.run.cells[cell];
         let mut failed = Vec::new();
-        for (i, r) in adaptive::order(self.run, &self.status.results) {
-            let other = &self.run.cells[i];
+        for (i, r) in super::measurement_order(self.run, &self.status) {
+            let Some(other) = self.run.cells.get(i) else {
+                continue;
+            };
             if other.same_deployment(c) && !has_result(&self.status.results, i, r) {
                 failed.push(results::failed_result(self.run, other, r, reason.clone()));
             }

@@ -4,6 +4,7 @@
 //! Pure: no client, no I/O. Used by the operator, the report CLI and the tests.
 
 pub mod apidoc;
+pub mod bisection;
 pub mod changepoint;
 pub mod compare;
 pub mod matrix;
@@ -12,6 +13,7 @@ pub mod reflow;
 pub mod repeats;
 
 pub mod resources;
+pub mod search;
 pub mod services;
 pub mod spec;
 pub mod status;

@@ -40,6 +40,20 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// The cell moved to `value` on a searched axis (`spec.search`), which keeps every value
+    /// whole: a rate in req/s, a CPU limit in millicores, a replica count.
+    pub fn with_searched(&self, axis: crate::search::SearchAxis, value: f64) -> Cell {
+        use crate::search::SearchAxis;
+        let mut c = self.clone();
+        let whole = value.round();
+        match axis {
+            SearchAxis::Rate => c.rate = Some(whole as i64),
+            SearchAxis::Cpu => c.cpu = format!("{whole}m"),
+            SearchAxis::Replicas => c.replicas = whole as i32,
+        }
+        c
+    }
+
     /// True when both cells run the same target with the same resources and replicas, so the
     /// second can reuse the first one's deployment.
     pub fn same_deployment(&self, other: &Cell) -> bool {

@@ -167,6 +167,14 @@ pub struct BenchmarkRunSpec {
     /// `baseline` verdict (`Better`, `Same` or `Worse`) and the run a `Regressed` condition.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSpec>,
+
+    /// Find a boundary by measuring instead of sweeping a grid: `capacity` (the highest rate
+    /// meeting every SLO) or `demand` (the smallest CPU limit or replica count meeting every
+    /// SLO at a rate), for each configuration of the matrix. Needs SLOs and `load.duration`;
+    /// `status.search` holds each answer, its bracket and every measurement. See
+    /// `docs/experiments.md`, Sizing searches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::Search>,
 }
 
 /// The run a new run is compared with, and the change that matters.

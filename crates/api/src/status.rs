@@ -57,6 +57,10 @@ pub struct BenchmarkRunStatus {
     /// met the SLOs (open model). Recomputed as measurements finish.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<Capacity>,
+    /// With `spec.search`: each configuration's search, its answer, the bracket around the
+    /// boundary and every measurement with its verdict, updated as measurements finish.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search: Vec<SearchResult>,
     /// Each target against the first target measured at the same other coordinates (with a
     /// single target: each scenario against the first scenario), and with `spec.baseline` each
     /// cell against its baseline cell: the throughput and p99 ratios with 95 % intervals over
@@ -804,3 +808,51 @@ pub struct Comparison {
 }
 
 // --- end comparisons ------------------------------------------------------------------------
+
+/// One configuration's search in `status.search`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// `capacity` or `demand`.
+    pub kind: String,
+    /// The searched coordinate: `rate` (req/s), `cpu` (millicores) or `replicas`.
+    pub axis: String,
+    /// The configuration: the coordinates of its first measurement (the searched coordinate
+    /// as first measured).
+    pub configuration: Coordinates,
+    /// `Searching` while measuring, then `Bracketed` (the boundary lies between `passing` and
+    /// `failing`), `AlwaysPasses` (even the far end passed), `NeverPasses` (even the near end
+    /// failed) or `Unusable` (repeated unusable measurements stopped it).
+    pub outcome: String,
+    /// The answer: the passing value nearest the boundary (the capacity, or the demand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passing: Option<f64>,
+    /// The failing value nearest the boundary, on its other side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing: Option<f64>,
+    /// The answer in one line.
+    pub answer: String,
+    /// The most measurements this search may take.
+    pub worst_case: i32,
+    /// Every measurement in the order taken, with its verdict as decided when it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measurements: Vec<SearchMeasurement>,
+}
+
+/// One measurement of a search.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchMeasurement {
+    /// The value measured on the searched axis.
+    pub value: f64,
+    /// Its cell in `status.results`.
+    pub cell: i32,
+    /// Its repeat in `status.results`.
+    pub repeat: i32,
+    /// `Pass` (every SLO met), `Fail` (an SLO missed, or the offered rate not served) or
+    /// `Unusable` (counts as neither: failed, generator-bound, OOM-killed).
+    pub verdict: String,
+    /// Why it failed or is unusable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}

@@ -255,6 +255,48 @@ pub fn capacity_lines(capacity: &[Capacity]) -> Vec<String> {
         .collect()
 }
 
+/// With `spec.search`: per configuration, its answer line, then each measurement with its
+/// verdict (`250 req/s Pass`, `410 req/s Fail: SLO violated: …`) in the order taken.
+pub fn search_lines(search: &[benchrun_api::SearchResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in search {
+        let c = &s.configuration;
+        let searched = |axis: &str, text: String| if s.axis == axis { None } else { Some(text) };
+        let parts: Vec<String> = [
+            Some(format!("{}/{}", c.target, c.scenario)),
+            searched("cpu", format!("cpu={}", c.cpu)),
+            Some(format!("mem={}", c.memory)),
+            searched("replicas", format!("replicas={}", c.replicas)),
+            searched(
+                "rate",
+                c.rate.map(|r| format!("rate={r}")).unwrap_or_default(),
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+        out.push(format!("{}: {}", parts.join(" "), s.answer));
+        let unit = match s.axis.as_str() {
+            "rate" => " req/s",
+            "cpu" => "m",
+            _ => " replicas",
+        };
+        for m in &s.measurements {
+            let why = m
+                .reason
+                .as_ref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default();
+            out.push(format!(
+                "  cell {} repeat {}: {}{unit} {}{why}",
+                m.cell, m.repeat, m.value, m.verdict
+            ));
+        }
+    }
+    out
+}
+
 /// Every section under the tables, each a heading and its lines: the [`notes`], then the
 /// verdicts against the baseline and the capacity entries when the run has them.
 pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
@@ -266,6 +308,7 @@ pub fn sections(status: &BenchmarkRunStatus) -> Vec<(String, Vec<String>)> {
         ),
         ("Against the baseline", baseline_lines(&status.results)),
         ("Capacity", capacity_lines(&status.capacity)),
+        ("Search", search_lines(&status.search)),
         ("Adaptive repeats", repeats_lines(status)),
     ];
     for (heading, lines) in extra {

@@ -20,6 +20,7 @@ mod repeats;
 pub mod request;
 mod resources;
 mod scenarios;
+mod search;
 mod services;
 mod slo;
 mod targets;
@@ -54,12 +55,22 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     let baseline = baseline::parse(spec.baseline.as_ref(), e);
     let tolerance = baseline::parse_tolerance(spec.tolerance.as_deref(), "spec.tolerance", e);
     let until = repeats::parse(spec, e);
+    let mut search = search::parse(spec, e);
     if !errors.is_empty() {
         return Err(errors);
     }
     // Only now: a matrix that failed its size checks could expand without bound.
-    let cells = crate::matrix::expand(spec);
+    let mut cells = crate::matrix::expand(spec);
     repeats::check_comparable(spec, &cells, &mut errors);
+    if let Some(plan) = &mut search {
+        search::finish(plan, &cells, &mut errors);
+        let rate = spec
+            .search
+            .as_ref()
+            .and_then(|s| s.demand.as_ref())
+            .map(|d| d.rate);
+        cells = search::first_cells(plan, cells, rate);
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -92,6 +103,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
             spec.repeat_seed,
         ),
         services,
+        search,
     })
 }
 

@@ -66,6 +66,9 @@ pub struct ValidatedRun {
     pub tolerance: Option<f64>,
     /// `spec.repeatOrder`: the order of the measurements.
     pub repeat_order: crate::order::RepeatOrder,
+    /// `spec.search`, if set: `cells` then starts with one cell per configuration, and the
+    /// operator appends the cells the search asks for as it goes.
+    pub search: Option<crate::search::SearchPlan>,
 }
 
 impl ValidatedRun {
@@ -76,12 +79,18 @@ impl ValidatedRun {
 
     /// The most repeats a cell may get: `repeatsUntil.maxRepeats`, else `repeats`.
     pub fn max_repeats(&self) -> usize {
+        if self.search.is_some() {
+            return crate::bisection::MAX_PER_VALUE as usize;
+        }
         self.until
             .map_or(self.repeats, |u| u.max_repeats.max(self.repeats))
     }
 
     /// The most measurements the run may take (cells × [`Self::max_repeats`]).
     pub fn max_total(&self) -> usize {
+        if let Some(s) = &self.search {
+            return s.max_total();
+        }
         self.cells.len() * self.max_repeats()
     }
 
