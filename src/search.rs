@@ -229,7 +229,24 @@ fn answer(plan: &SearchPlan, e: &mut SearchResult) {
             e.outcome = format!("{:?}", a.outcome);
             e.passing = a.passing;
             e.failing = a.failing;
-            e.answer = format!("{head} ({n} measurements; {})", a.line);
+            // The bisection's own line repeats the bracket; its notes (mixed values, values
+            // that could not be measured, an early stop) are what it adds.
+            let notes: Vec<&str> = a
+                .line
+                .split("; ")
+                .filter(|p| {
+                    !p.starts_with("highest passing value")
+                        && !p.starts_with("lowest passing value")
+                        && !p.ends_with(" fails")
+                })
+                .collect();
+            e.answer = match (a.outcome, notes.is_empty()) {
+                (SearchOutcome::Bracketed, true) => format!("{head} ({n} measurements)"),
+                (SearchOutcome::Bracketed, false) => {
+                    format!("{head} ({n} measurements; {})", notes.join("; "))
+                }
+                _ => format!("{head} ({n} measurements; {})", a.line),
+            };
         }
     }
 }

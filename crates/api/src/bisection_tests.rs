@@ -125,6 +125,44 @@ fn sharp_boundary_is_bracketed_within_precision() {
     }
 }
 
+/// Whole-number values (rates, millicores): every value asked for is a whole number, the
+/// boundary is still bracketed, within the precision or at adjacent whole numbers where
+/// rounding leaves nothing between, and never beyond the worst case.
+#[test]
+fn whole_values_are_asked_for_and_still_bracket() {
+    for (min, max, precision) in [
+        (20.0, 3000.0, 0.05),
+        (10.0, 10_000.0, 0.2),
+        (10.0, 40.0, 0.05),
+        (100.0, 800.0, 0.05),
+    ] {
+        let bounds = Bounds {
+            whole_values: true,
+            ..real(min, max, precision)
+        };
+        for direction in [CAPACITY, DEMAND] {
+            for boundary in sweep(min, max, 300) {
+                let (answer, history) = run(direction, &bounds, sharp(direction, boundary));
+                assert!(
+                    history.iter().all(|m| m.value == m.value.round()),
+                    "{history:?}"
+                );
+                assert_eq!(answer.outcome, Outcome::Bracketed, "{boundary}: {answer:?}");
+                assert!(
+                    brackets(direction, &answer, boundary),
+                    "{boundary}: {answer:?}"
+                );
+                let (p, f) = (answer.passing.unwrap(), answer.failing.unwrap());
+                let (lo, hi) = if p < f { (p, f) } else { (f, p) };
+                assert!(
+                    hi / lo - 1.0 <= precision + 1e-9 || hi - lo <= 1.0,
+                    "{answer:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn sharp_boundary_with_integer_values() {
     for bounds in [
