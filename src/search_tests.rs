@@ -204,3 +204,22 @@ load: {connections: 4, requests: 100}
     sync(&base, &mut entries, &[]);
     assert!(entries.is_empty());
 }
+
+#[test]
+fn the_headline_gives_each_configurations_answer() {
+    let base = run(
+        "{capacity: {rate: {min: 50, max: 2000}}}",
+        "matrix: {cpu: [250m, 500m]}",
+    );
+    let mut status = BenchmarkRunStatus::default();
+    sync(&base, &mut status.search, &status.results);
+    assert_eq!(
+        headline(&status.search).unwrap(),
+        "capacity searching (0 measured) (cpu=250m); capacity searching (0 measured) (cpu=500m)"
+    );
+    let (done, _) = drive(&base, |c, _| c.rate.unwrap() <= 300);
+    let h = headline(&done.search).unwrap();
+    assert!(h.starts_with("capacity 29"), "{h}");
+    assert!(h.contains("(cpu=250m); capacity 29"), "{h}");
+    assert_eq!(headline(&[]), None);
+}

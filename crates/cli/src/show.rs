@@ -495,6 +495,52 @@ mod tests {
     }
 
     #[test]
+    fn a_search_section_gives_the_answer_then_every_measurement() {
+        use benchrun_api::{SearchMeasurement, SearchResult};
+        let mut status = fixtures::status();
+        let m = |value: f64, cell: i32, repeat: i32, verdict: &str, reason: Option<&str>| {
+            SearchMeasurement {
+                value,
+                cell,
+                repeat,
+                verdict: verdict.into(),
+                reason: reason.map(Into::into),
+            }
+        };
+        status.search = vec![SearchResult {
+            kind: "capacity".into(),
+            axis: "rate".into(),
+            configuration: status.results[0].coordinates.clone(),
+            outcome: "Searching".into(),
+            answer: "searching: 245 req/s next (2 measured so far, at most 40)".into(),
+            worst_case: 40,
+            measurements: vec![
+                m(20.0, 0, 0, "Pass", None),
+                m(
+                    3000.0,
+                    1,
+                    0,
+                    "Fail",
+                    Some("SLO violated: p99 5279.7ms > 200ms"),
+                ),
+            ],
+            ..Default::default()
+        }];
+        let (_, lines) = sections(&status)
+            .into_iter()
+            .find(|(h, _)| h == "Search")
+            .expect("a Search section");
+        assert_eq!(
+            lines,
+            [
+                "express/hello cpu=1 mem=1Gi replicas=1: searching: 245 req/s next (2 measured so far, at most 40)",
+                "  cell 0 repeat 0: 20 req/s Pass",
+                "  cell 1 repeat 0: 3000 req/s Fail: SLO violated: p99 5279.7ms > 200ms",
+            ]
+        );
+    }
+
+    #[test]
     fn csv_holds_only_the_measurement_table() {
         let got = render(Format::Csv);
         let lines: Vec<&str> = got.lines().collect();
