@@ -406,7 +406,10 @@ pub fn headline(entries: &[SearchResult]) -> Option<String> {
                 (SEARCHING, _, _) => format!("searching ({} measured)", e.measurements.len()),
                 _ => "not found".into(),
             };
-            format!("{} {figure} ({})", e.kind, at.join(" "))
+            match at.is_empty() {
+                true => format!("{} {figure}", e.kind),
+                false => format!("{} {figure} ({})", e.kind, at.join(" ")),
+            }
         })
         .collect();
     Some(parts.join("; "))
