@@ -670,12 +670,13 @@ async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() 
             "resources: {cpu: 500m, memory: 64Mi}",
             "resources: {cpu: 700m, memory: 64Mi}",
         )
-        // 8 s windows (12 s in `make e2e-full`): the fit takes the 6 measurements' throughputs,
-        // and a window shorter than two CPU samples still gets CPU figures (from the sample
-        // intervals around it), which is what the efficiency and the CPU chart need.
+        // 10 s windows (12 s in `make e2e-full`): the fit takes the 6 measurements'
+        // throughputs, and a window that holds one CPU sample (this cluster samples about every
+        // 5-10 s) still gets CPU figures from the sample intervals around it, which is what the
+        // efficiency and the CPU chart need.
         .replace(
             "duration: 20s",
-            support::size("duration: 8s", "duration: 12s"),
+            support::size("duration: 10s", "duration: 12s"),
         );
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
