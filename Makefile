@@ -13,10 +13,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-pending | make e2e-search | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
+	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-full | make e2e-pending | make e2e-search | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
 
 all: build
 
@@ -82,12 +82,23 @@ smoke: cluster
 	tests/smoke/cluster-smoke.sh
 
 ## e2e: the end-to-end suite against the operator on the cluster (some tests run the seed stacks'
-## images), then the Prometheus client's live tests against the cluster's Prometheus (~2 min)
+## images), then the Prometheus client's live tests against the cluster's Prometheus (~2 min).
+## The tests run at reduced sizes (shorter windows, fewer repeats; tests/e2e/support.rs `size`)
+## and skip E2E_FULL_ONLY, whose checks of the operator other tests make (tests/e2e/seeds.rs).
 # `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
 # there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
 e2e: install stacks
 	eval "$$(hack/cluster.sh env)"
-	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %) $(E2E_FULL:%=--skip %)
+	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %) $(E2E_FULL_ONLY:%=--skip %)
+	CARGO=$(CARGO) tests/prometheus-live.sh
+
+## e2e-full: the end-to-end suite at the sizes its tests were written with (BENCHRUN_E2E_FULL=1:
+## longer windows, more repeats, a minute-long Prometheus outage) and with E2E_FULL_ONLY, then
+## the Prometheus client's live tests (not in `test`; about 15 min more than `make e2e`)
+E2E_FULL_ONLY ?= seeds::seed_1_ seeds::seed_2_ seeds::seed_5_ $(SEARCH_FULL)
+e2e-full: install stacks
+	eval "$$(hack/cluster.sh env)"
+	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %)
 	CARGO=$(CARGO) tests/prometheus-live.sh
 
 ## e2e-pending: the end-to-end tests written in the third wave that have not yet passed on the
@@ -101,11 +112,11 @@ e2e-pending: install stacks
 
 ## e2e-search: the sizing searches at full size (issue 37's criterion: capacity at 250m and
 ## 500m to 5 %, the demand at 250m's capacity, a grid near each answer; ~25 min). `make e2e`
-## skips it (E2E_FULL) and runs the reduced search test instead.
-E2E_FULL ?= search::capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity
+## skips it (E2E_FULL_ONLY) and runs the reduced search test instead.
+SEARCH_FULL ?= search::capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity
 e2e-search: install
 	eval "$$(hack/cluster.sh env)"
-	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(E2E_FULL)
+	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(SEARCH_FULL)
 
 ## search-doc: `e2e-search` with its figures recorded in out/search/ and rendered into
 ## docs/experiments.md's "Sizing searches" by hack/search-doc.sh
@@ -113,7 +124,7 @@ search-doc: install
 	eval "$$(hack/cluster.sh env)"
 	rm -rf out/search && mkdir -p out/search
 	echo "$$(git rev-parse --short HEAD)$$([ -z "$$(git status --porcelain --untracked-files=no)" ] || echo ' (with uncommitted changes)')" > out/search/commit
-	BENCHRUN_E2E_RECORD=$(CURDIR)/out/search $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(E2E_FULL)
+	BENCHRUN_E2E_RECORD=$(CURDIR)/out/search $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(SEARCH_FULL)
 	hack/search-doc.sh out/search
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
@@ -142,7 +153,7 @@ comparisons-doc: install
 	eval "$$(hack/cluster.sh env)"
 	rm -rf out/e2e && mkdir -p out/e2e
 	echo "$$(git rev-parse --short HEAD)$$([ -z "$$(git status --porcelain --untracked-files=no)" ] || echo ' (with uncommitted changes)')" > out/e2e/commit
-	BENCHRUN_E2E_RECORD=$(CURDIR)/out/e2e $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture comparisons::
+	BENCHRUN_E2E_FULL=1 BENCHRUN_E2E_RECORD=$(CURDIR)/out/e2e $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture comparisons::
 	hack/comparisons-doc.sh out/e2e
 
 ## readme-check: the README's quick-start run applied as written, and the same run with no

@@ -17,6 +17,23 @@ use kube::api::{
 };
 use kube::{Api, Client};
 
+/// Whether the suite runs at full size (`make e2e-full`, which sets `BENCHRUN_E2E_FULL=1`):
+/// the longer windows, more repeats and longer outages some tests were written with. `make e2e`
+/// (and so `make test`) runs them reduced, to sizes at which every assertion still holds with
+/// margin, and skips the tests listed in the Makefile's `E2E_FULL_ONLY`.
+pub fn full() -> bool {
+    std::env::var_os("BENCHRUN_E2E_FULL").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `reduced` in `make e2e`, `full` in `make e2e-full` (see [`full`]).
+pub fn size<T>(reduced: T, full: T) -> T {
+    if self::full() {
+        full
+    } else {
+        reduced
+    }
+}
+
 /// Namespace of the operator installed by `make install`.
 pub const OPERATOR_NS: &str = "benchrun-system";
 /// The Lease its replicas elect their leader on.
