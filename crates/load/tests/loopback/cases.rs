@@ -161,7 +161,11 @@ fn a_batch_wait_is_not_in_the_latencies_of_responses_that_came_before_it_ended()
         h.count_between(10_000, u64::MAX),
     );
     assert!(fast >= 50 && slow >= 50, "fast {fast}, slow {slow}");
-    assert!(between * 50 <= fast, "{between} between 3 and 10 ms, {fast} fast");
+    // Read at the end of the wait, about 60 % of the fast responses would land between 3 and
+    // 10 ms; a few do anyway when the machine is busy (a thread descheduled for some
+    // milliseconds: 3 of 118 were, with a cluster measuring beside the test), so the bound is
+    // 10 %, far from both.
+    assert!(between * 10 <= fast, "{between} between 3 and 10 ms, {fast} fast");
 }
 
 #[test]
