@@ -277,6 +277,7 @@ async fn capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity() 
                 "measurements": capacity_count, "seconds": capacity_secs,
                 "perConfiguration": [status.search[0].measurements.len(), status.search[1].measurements.len()],
                 "worstCase": status.search[0].worst_case,
+                "answers": [status.search[0].answer.clone(), status.search[1].answer.clone()],
             },
             "demand": {"rate": p250, "passing": dp, "failing": df, "answer": demand.search[0].answer,
                 "measurements": demand.results.len(), "seconds": demand_secs,
