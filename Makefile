@@ -128,7 +128,7 @@ search-doc: install
 	hack/search-doc.sh out/search
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
-## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs each of them reduced).
+## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs seeds 3 and 4 reduced, e2e-full all five).
 ## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster). The small
 ## seeds fit the default two-node cluster. When all five ran, their result files (the runs as
 ## JSON, the manifest, the count checks) are copied to docs/seeds/results/ and docs/seeds.md is
