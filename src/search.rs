@@ -389,10 +389,9 @@ pub fn headline(entries: &[SearchResult]) -> Option<String> {
             if e.axis != "replicas" && c.replicas != 1 {
                 at.push(format!("replicas={}", c.replicas));
             }
-            let unit = |v: f64| match e.axis.as_str() {
-                "rate" => format!("{v} req/s"),
-                "cpu" => format!("{v}m"),
-                _ => format!("{v} replicas"),
+            let unit = |v: f64| match SearchAxis::from_name(&e.axis) {
+                Some(axis) => axis.show(v),
+                None => v.to_string(),
             };
             let demand = e.kind == "demand";
             let figure = match (e.outcome.as_str(), e.passing, e.failing) {

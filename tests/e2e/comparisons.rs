@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use benchrun_api::{ComparisonKind, ComparisonVerdict, Phase};
 
-use super::support::Cluster;
+use super::support::{record, Cluster};
 use super::DEMO_IMAGE;
 
 /// A run of the demo target with `targets` and `scenarios` (YAML flow lists), `repeats` of 5 s
@@ -260,23 +260,4 @@ async fn two_identical_targets_are_equivalent_at_fifteen_percent() {
     }
     .await;
     cluster.finish(&ns, outcome).await;
-}
-
-/// Writes what a comparison test measured to `$BENCHRUN_E2E_RECORD/<name>.json` when that
-/// directory is set (`make comparisons-doc` sets it and renders docs/metrics.md's table of
-/// measured times and repeats from the files, with the commit and date).
-fn record(name: &str, value: serde_json::Value) {
-    let Some(dir) = std::env::var_os("BENCHRUN_E2E_RECORD") else {
-        return;
-    };
-    let dir = std::path::PathBuf::from(dir);
-    let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        std::fs::write(
-            dir.join(format!("{name}.json")),
-            serde_json::to_string_pretty(&value).unwrap_or_default(),
-        )
-    });
-    if let Err(e) = written {
-        println!("could not record {name}: {e}");
-    }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use benchrun_api::{Phase, SearchResult};
 
-use super::support::Cluster;
+use super::support::{record, Cluster};
 use super::DEMO_IMAGE;
 
 /// The work per request: primes below this by trial division.
@@ -269,7 +269,7 @@ async fn capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity() 
         }
         // Cells a full grid over the same range at the same precision needs per CPU limit.
         let full_grid = ((3000f64 / 20.0).ln() / (1.0 + precision).ln()).ceil() as usize + 1;
-        record(serde_json::json!({
+        record("search", serde_json::json!({
             "n": N, "slo": SLO,
             "capacity": {
                 "range": [20, 3000], "precision": precision,
@@ -299,21 +299,4 @@ async fn capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity() 
     }
     .await;
     cluster.finish(&ns, outcome).await;
-}
-
-/// Writes the full test's figures to `$BENCHRUN_E2E_RECORD/search.json` when set.
-fn record(value: serde_json::Value) {
-    let Some(dir) = std::env::var_os("BENCHRUN_E2E_RECORD") else {
-        return;
-    };
-    let dir = std::path::PathBuf::from(dir);
-    let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        std::fs::write(
-            dir.join("search.json"),
-            serde_json::to_string_pretty(&value).unwrap_or_default(),
-        )
-    });
-    if let Err(e) = written {
-        println!("could not record search.json: {e}");
-    }
 }

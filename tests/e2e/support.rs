@@ -665,3 +665,22 @@ impl CgroupCpu {
         self.task.abort();
     }
 }
+
+/// Writes what a test measured to `$BENCHRUN_E2E_RECORD/<name>.json` when that directory is
+/// set: `make comparisons-doc` and `make search-doc` set it and render their tables in the docs
+/// from the files, with the commit and date.
+pub fn record(name: &str, value: serde_json::Value) {
+    let Some(dir) = std::env::var_os("BENCHRUN_E2E_RECORD") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            dir.join(format!("{name}.json")),
+            serde_json::to_string_pretty(&value).unwrap_or_default(),
+        )
+    });
+    if let Err(e) = written {
+        println!("could not record {name}: {e}");
+    }
+}

@@ -137,6 +137,13 @@ impl SearchAxis {
         }
     }
 
+    /// The axis of a status entry's `axis` word ([`SearchAxis::name`]).
+    pub fn from_name(name: &str) -> Option<SearchAxis> {
+        [SearchAxis::Rate, SearchAxis::Cpu, SearchAxis::Replicas]
+            .into_iter()
+            .find(|a| a.name() == name)
+    }
+
     /// A value on this axis for people: `412 req/s`, `250m`, `3 replicas`.
     pub fn show(self, value: f64) -> String {
         match self {

@@ -277,20 +277,17 @@ pub fn search_lines(search: &[benchrun_api::SearchResult]) -> Vec<String> {
         .filter(|p| !p.is_empty())
         .collect();
         out.push(format!("{}: {}", parts.join(" "), s.answer));
-        let unit = match s.axis.as_str() {
-            "rate" => " req/s",
-            "cpu" => "m",
-            _ => " replicas",
-        };
+        let axis = benchrun_api::search::SearchAxis::from_name(&s.axis);
         for m in &s.measurements {
             let why = m
                 .reason
                 .as_ref()
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default();
+            let value = axis.map_or(m.value.to_string(), |a| a.show(m.value));
             out.push(format!(
-                "  cell {} repeat {}: {}{unit} {}{why}",
-                m.cell, m.repeat, m.value, m.verdict
+                "  cell {} repeat {}: {value} {}{why}",
+                m.cell, m.repeat, m.verdict
             ));
         }
     }
