@@ -24,11 +24,14 @@ all: build
 build:
 	$(CARGO) build --release --workspace --bins
 
-## crds: regenerate crds/, docs/api.md and deploy/base/crd.yaml from the Rust types
+## crds: regenerate crds/, docs/api.md, docs/api-schedule.md and deploy/base/crd*.yaml from the Rust types
 crds:
 	$(CARGO) run --release -q -p benchrun-api --bin crdgen > crds/benchmarkrun.yaml
 	$(CARGO) run --release -q -p benchrun-api --bin crdgen -- --markdown > docs/api.md
 	cp crds/benchmarkrun.yaml deploy/base/crd.yaml
+	$(CARGO) run --release -q -p benchrun-api --bin crdgen -- --schedule > crds/benchmarkschedule.yaml
+	$(CARGO) run --release -q -p benchrun-api --bin crdgen -- --schedule --markdown > docs/api-schedule.md
+	cp crds/benchmarkschedule.yaml deploy/base/crd-schedule.yaml
 
 ## lint: formatting and clippy with warnings as errors
 lint:

@@ -8,17 +8,19 @@ use std::fmt::Write;
 /// Renders the reference for the CRD's first version.
 pub fn markdown(crd: &Value) -> String {
     let version = &crd["spec"]["versions"][0];
+    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or("");
     let schema = &version["schema"]["openAPIV3Schema"];
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# BenchmarkRun API reference (`{}/{}`)\n\n\
+        "# {kind} API reference (`{}/{}`)\n\n\
          Generated from the Rust types by `make crds` (do not edit; a test fails when it is stale). \
-         The same text is what `kubectl explain benchmarkrun.spec` shows. Rules marked *admission* are \
+         The same text is what `kubectl explain {}.spec` shows. Rules marked *admission* are \
          CEL rules the apiserver enforces when the object is created or changed; the operator \
          checks the rest and reports them as `Accepted=False`.\n",
         crd["spec"]["group"].as_str().unwrap_or(""),
-        version["name"].as_str().unwrap_or("")
+        version["name"].as_str().unwrap_or(""),
+        kind.to_lowercase()
     );
     rules(&mut out, schema);
     for part in ["spec", "status"] {
@@ -61,7 +63,19 @@ fn rules(out: &mut String, s: &Value) {
     }
 }
 
+/// A schedule's run template holds a whole BenchmarkRun spec: its fields are documented once,
+/// in the BenchmarkRun reference.
+const RUN_SPEC_ELSEWHERE: &str = "spec.runTemplate.spec";
+
 fn object(out: &mut String, path: &str, s: &Value) {
+    if path == RUN_SPEC_ELSEWHERE {
+        let _ = writeln!(
+            out,
+            "## `{path}`\n\nA BenchmarkRun spec: every field as in the BenchmarkRun reference \
+             ([docs/api.md](api.md)), with the same admission rules.\n"
+        );
+        return;
+    }
     let props = match s["properties"].as_object() {
         Some(p) => p,
         None => return,
