@@ -18,7 +18,7 @@ else
 fi
 log "applying $overlay to $(kubectl config current-context 2>/dev/null || echo '?')"
 kubectl apply --server-side --force-conflicts -k "$overlay" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/benchmarkruns.benchrun.dev >/dev/null
+kubectl wait --for condition=established --timeout=60s crd/benchmarkruns.benchrun.dev crd/benchmarkschedules.benchrun.dev >/dev/null
 sock=/run/containerd/containerd.sock
 if [ "$overlay" = deploy/local ] && [ -S "$sock" ]; then
   # Same tag, new content: roll the operator only when the imported image changed.

@@ -88,7 +88,9 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
     let (wake, woken) = futures::channel::mpsc::unbounded();
     tokio::spawn(wake_waiting_runs(ctx.clone(), wake));
     let ns = &config.namespace;
-    controller
+    // BenchmarkSchedules read their runs from this controller's cache.
+    let schedules = crate::schedules::run(client.clone(), ns.clone(), ctx.store.clone());
+    let runs = controller
         .reconcile_on(woken)
         .owns(children::<Deployment>(&client, ns), owned.clone())
         .owns(children::<Service>(&client, ns), owned.clone())
@@ -107,8 +109,8 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
                 Ok((obj, _)) => tracing::debug!(run = %obj, "reconciled"),
                 Err(e) => tracing::warn!(error = %e, "reconcile failed"),
             }
-        })
-        .await;
+        });
+    futures::future::join(runs, schedules).await;
 }
 
 /// How often the runs cache is checked for a slot that was let go.

@@ -45,6 +45,7 @@ pub mod promql;
 pub mod promql_scope;
 pub mod results;
 pub mod samples;
+pub mod schedules;
 pub mod search;
 pub mod slots;
 pub mod telemetry;

@@ -24,6 +24,10 @@ fn deploy_base_crd_equals_the_generated_crd() {
         read("deploy/base/crd.yaml") == read("crds/benchmarkrun.yaml"),
         "deploy/base/crd.yaml is stale: cp crds/benchmarkrun.yaml deploy/base/crd.yaml"
     );
+    assert!(
+        read("deploy/base/crd-schedule.yaml") == read("crds/benchmarkschedule.yaml"),
+        "deploy/base/crd-schedule.yaml is stale: run `make crds`"
+    );
 }
 
 #[test]
@@ -154,6 +158,7 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
     for file in [
         "namespace.yaml",
         "crd.yaml",
+        "crd-schedule.yaml",
         "rbac.yaml",
         "node-reader.yaml",
         "operator.yaml",
@@ -167,7 +172,7 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
             }
         }
     }
-    assert_eq!(cluster_scoped.len(), 6, "{cluster_scoped:?}");
+    assert_eq!(cluster_scoped.len(), 7, "{cluster_scoped:?}");
     for (kind, name) in cluster_scoped {
         let at = k
             .find(&format!(

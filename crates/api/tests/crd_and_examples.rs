@@ -22,6 +22,19 @@ fn committed_crd_matches_generated() {
 }
 
 #[test]
+fn committed_schedule_crd_and_reference_match_generated() {
+    let read = |p: &str| std::fs::read_to_string(repo().join(p)).expect("committed file exists");
+    assert!(
+        read("crds/benchmarkschedule.yaml") == benchrun_api::schedule_crd_yaml(),
+        "crds/benchmarkschedule.yaml is stale: run `make crds` and commit it"
+    );
+    assert!(
+        read("docs/api-schedule.md") == benchrun_api::schedule_api_markdown(),
+        "docs/api-schedule.md is stale: run `make crds` and commit it"
+    );
+}
+
+#[test]
 fn committed_api_reference_matches_generated() {
     let committed =
         std::fs::read_to_string(repo().join("docs/api.md")).expect("docs/api.md exists");

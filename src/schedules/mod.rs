@@ -1,0 +1,295 @@
+//! The BenchmarkSchedule controller: creates a schedule's runs when its cron expression fires
+//! (or its trigger annotation changes), adds each finished run's per-cell figures to the
+//! schedule's series, looks for steps in them, and deletes runs past `historyLimit`.
+//!
+//! The decisions are pure ([`decide`]); this module gathers the facts (the schedule from its
+//! watch, its runs from the run controller's cache: no LIST per reconcile) and carries them out.
+//! Each schedule is reconciled when it changes, when one of its runs changes, and at its next
+//! fire time.
+
+pub mod decide;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchrun_api::history;
+use benchrun_api::schedule::{
+    BenchmarkSchedule, BenchmarkScheduleStatus, CellSeries, SCHEDULE_LABEL,
+};
+use benchrun_api::{BenchmarkRun, Phase};
+use futures::StreamExt;
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+
+use crate::names::MANAGER;
+use decide::{Decision, Facts, Fire};
+
+/// What every schedule reconcile shares.
+struct Ctx {
+    client: Client,
+    /// The run controller's cache of runs.
+    runs: Store<BenchmarkRun>,
+}
+
+/// Runs the schedule controller until shutdown: `runs` is the run controller's cache, which the
+/// schedules read their runs from.
+pub async fn run(client: Client, namespace: Option<String>, runs: Store<BenchmarkRun>) {
+    let (schedules, owned): (Api<BenchmarkSchedule>, Api<BenchmarkRun>) = match &namespace {
+        Some(ns) => (
+            Api::namespaced(client.clone(), ns),
+            Api::namespaced(client.clone(), ns),
+        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
+    // A schedule's first reconcile must see its runs: wait for the run cache.
+    while tokio::time::timeout(Duration::from_secs(1), runs.wait_until_ready())
+        .await
+        .is_err()
+    {}
+    let ctx = Arc::new(Ctx { client, runs });
+    Controller::new(schedules, watcher::Config::default())
+        .owns(owned, watcher::Config::default().labels(SCHEDULE_LABEL))
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, ctx)
+        .for_each(|res| async move {
+            match res {
+                Ok((obj, _)) => tracing::debug!(schedule = %obj, "reconciled"),
+                Err(e) => tracing::warn!(error = %e, "schedule reconcile failed"),
+            }
+        })
+        .await;
+}
+
+fn error_policy(s: Arc<BenchmarkSchedule>, error: &kube::Error, _: Arc<Ctx>) -> Action {
+    tracing::warn!(schedule = %s.name_any(), error = %error, "schedule reconcile failed; retrying in 10s");
+    Action::requeue(Duration::from_secs(10))
+}
+
+/// The schedule's runs in the cache: same namespace, its label, owned by this schedule.
+fn runs_of(s: &BenchmarkSchedule, runs: &Store<BenchmarkRun>) -> Vec<Arc<BenchmarkRun>> {
+    let name = s.name_any();
+    let ns = s.namespace();
+    let uid = s.metadata.uid.clone();
+    runs.state()
+        .into_iter()
+        .filter(|r| r.namespace() == ns && r.labels().get(SCHEDULE_LABEL) == Some(&name))
+        .filter(|r| {
+            r.owner_references()
+                .iter()
+                .any(|o| o.kind == "BenchmarkSchedule" && Some(&o.uid) == uid.as_ref())
+        })
+        .collect()
+}
+
+async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, kube::Error> {
+    if s.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let ns = s.namespace().unwrap_or_default();
+    let name = s.name_any();
+    let cached = runs_of(&s, &ctx.runs);
+    let now = Timestamp::now();
+    let facts = Facts {
+        schedule: &s,
+        runs: cached.iter().map(Arc::as_ref).collect(),
+        now,
+    };
+    let d = decide::decide(&facts);
+    let runs_api: Api<BenchmarkRun> = Api::namespaced(ctx.client.clone(), &ns);
+    let mut created = None;
+    if let Some((fire, run)) = &d.create {
+        let pp = PostParams {
+            field_manager: Some(MANAGER.into()),
+            ..PostParams::default()
+        };
+        match runs_api.create(&pp, run).await {
+            Ok(r) => {
+                tracing::info!(schedule = %name, run = %r.name_any(), fire = ?fire, "created a run");
+                created = Some(r);
+            }
+            // A second attempt at the same scheduled time (or trigger value) finds the first.
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                tracing::info!(schedule = %name, run = ?run.metadata.name, "run exists already");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for victim in &d.delete {
+        match runs_api.delete(victim, &DeleteParams::background()).await {
+            Ok(_) => {
+                tracing::info!(schedule = %name, run = %victim, "deleted a run past historyLimit")
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut runs: Vec<&BenchmarkRun> = facts
+        .runs
+        .iter()
+        .copied()
+        .filter(|r| !d.delete.contains(&r.name_any()))
+        .collect();
+    if let Some(r) = &created {
+        runs.push(r);
+    }
+    let status = status(&s, &runs, &d, now);
+    let body = serde_json::json!({
+        "apiVersion": "benchrun.dev/v1alpha1",
+        "kind": "BenchmarkSchedule",
+        "status": status,
+    });
+    Api::<BenchmarkSchedule>::namespaced(ctx.client.clone(), &ns)
+        .patch_status(
+            &name,
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await?;
+    Ok(requeue(&d, now))
+}
+
+/// When to look again: at once after a manual run (a scheduled time may also be due), else
+/// just after the next fire time; a suspended or invalid schedule waits for a change.
+fn requeue(d: &Decision, now: Timestamp) -> Action {
+    if matches!(d.create, Some((Fire::Manual(_), _))) {
+        return Action::requeue(Duration::from_secs(1));
+    }
+    match d.next {
+        Some(next) => {
+            let ms = next.duration_since(now).as_millis().max(0) as u64 + 500;
+            Action::requeue(Duration::from_millis(ms))
+        }
+        None => Action::await_change(),
+    }
+}
+
+/// The schedule's new status from the decision and its runs: the series grown by every
+/// Succeeded run not yet in it (by completion time), the steps found, the conditions.
+fn status(
+    s: &BenchmarkSchedule,
+    runs: &[&BenchmarkRun],
+    d: &Decision,
+    now: Timestamp,
+) -> BenchmarkScheduleStatus {
+    let old = s.status.clone().unwrap_or_default();
+    let series = grow(old.series.clone(), runs);
+    let changes = history::changes(&series, &history::options(s.spec.changepoints.as_ref()));
+    let newest = decide::by_age(runs).last().copied();
+    let mut conditions = Vec::new();
+    let (ready, reason, message) = match (&d.invalid, s.spec.suspend) {
+        (Some(e), _) => ("False", "InvalidSchedule", e.clone()),
+        (None, true) => (
+            "True",
+            "Suspended",
+            "suspended: only the trigger annotation creates runs".into(),
+        ),
+        (None, false) => (
+            "True",
+            "Scheduled",
+            format!(
+                "next run at {}",
+                d.next.map_or("-".into(), |t| t.to_string())
+            ),
+        ),
+    };
+    conditions.push(condition(
+        &old.conditions,
+        "Ready",
+        ready,
+        reason,
+        &message,
+        s,
+        now,
+    ));
+    let (worse, reason, message) = decide::regressed(&changes);
+    conditions.push(condition(
+        &old.conditions,
+        "Regressed",
+        if worse { "True" } else { "False" },
+        &reason,
+        &message,
+        s,
+        now,
+    ));
+    BenchmarkScheduleStatus {
+        observed_generation: s.metadata.generation,
+        conditions,
+        last_schedule_time: d.last_schedule_time.map(Time),
+        next_schedule_time: d.next.map(Time),
+        last_run: newest.map(|r| r.name_any()),
+        last_run_verdict: newest.map(history::verdict),
+        last_succeeded_run: decide::last_succeeded(runs)
+            .map(|r| r.name_any())
+            .or(old.last_succeeded_run),
+        last_trigger: d.last_trigger.clone(),
+        last_skip: d.skip.clone().or(old.last_skip),
+        runs: decide::scheduled_runs(runs),
+        series,
+        changes,
+    }
+}
+
+/// Adds the Succeeded runs that finished after the newest point already kept, oldest first (a
+/// run whose points were dropped for age is not added again).
+pub fn grow(mut series: Vec<CellSeries>, runs: &[&BenchmarkRun]) -> Vec<CellSeries> {
+    let newest = series
+        .iter()
+        .flat_map(|s| s.points.iter().filter_map(|p| p.time.as_ref().map(|t| t.0)))
+        .max();
+    let mut done: Vec<&BenchmarkRun> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.status.as_ref().and_then(|s| s.phase) == Some(Phase::Succeeded))
+        .filter(|r| !history::has_run(&series, &r.name_any()))
+        .filter(|r| {
+            let t = r
+                .status
+                .as_ref()
+                .and_then(|s| s.completion_time.as_ref())
+                .map(|t| t.0);
+            newest.is_none_or(|n| t.is_none_or(|t| t > n))
+        })
+        .collect();
+    done.sort_by_key(|r| {
+        r.status
+            .as_ref()
+            .and_then(|s| s.completion_time.as_ref())
+            .map(|t| t.0)
+    });
+    for r in done {
+        history::add_run(&mut series, r);
+    }
+    series
+}
+
+/// A condition, keeping its transition time when its status did not change.
+fn condition(
+    old: &[Condition],
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    s: &BenchmarkSchedule,
+    now: Timestamp,
+) -> Condition {
+    let since = old
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == status)
+        .map_or(Time(now), |c| c.last_transition_time.clone());
+    Condition {
+        type_: type_.into(),
+        status: status.into(),
+        reason: reason.into(),
+        message: message.chars().take(1000).collect(),
+        last_transition_time: since,
+        observed_generation: s.metadata.generation,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+use std::str::FromStr as _;
+
+use benchrun_api::schedule::{BenchmarkSchedule, BenchmarkScheduleStatus, SeriesChange};
+use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, CellResult, Coordinates, Phase};
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::decide::{self, Facts, Fire};
+use super::grow;
+
+fn t(s: &str) -> Timestamp {
+    Timestamp::from_str(s).unwrap()
+}
+
+fn schedule(extra: serde_json::Value) -> BenchmarkSchedule {
+    let mut spec = serde_json::json!({
+        "schedule": "* * * * *",
+        "runTemplate": {
+            "metadata": {"labels": {"team": "web"}},
+            "spec": {
+                "targets": [{"name": "demo", "image": "benchrun.local/benchrun-demo:dev"}],
+                "scenarios": [{"name": "hello", "path": "/"}],
+                "load": {"connections": 4, "duration": "5s"},
+                "baseline": {"run": "", "tolerance": "3%"}
+            }
+        }
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        spec[k] = v.clone();
+    }
+    let mut s: BenchmarkSchedule = serde_json::from_value(serde_json::json!({
+        "apiVersion": "benchrun.dev/v1alpha1",
+        "kind": "BenchmarkSchedule",
+        "metadata": {"name": "nightly", "namespace": "bench", "uid": "u-1",
+                     "creationTimestamp": "2026-12-06T10:00:30Z"},
+        "spec": spec
+    }))
+    .unwrap();
+    s.status = Some(BenchmarkScheduleStatus::default());
+    s
+}
+
+fn run(name: &str, created: &str, phase: Phase) -> BenchmarkRun {
+    let mut r: BenchmarkRun = serde_json::from_value(serde_json::json!({
+        "apiVersion": "benchrun.dev/v1alpha1",
+        "kind": "BenchmarkRun",
+        "metadata": {"name": name, "namespace": "bench", "creationTimestamp": created},
+        "spec": {
+            "targets": [{"name": "demo", "image": "benchrun.local/benchrun-demo:dev"}],
+            "scenarios": [{"name": "hello", "path": "/"}],
+            "load": {"connections": 4, "duration": "5s"}
+        }
+    }))
+    .unwrap();
+    r.status = Some(BenchmarkRunStatus {
+        phase: Some(phase),
+        ..Default::default()
+    });
+    r
+}
+
+fn facts<'a>(s: &'a BenchmarkSchedule, runs: &'a [BenchmarkRun], now: &str) -> Facts<'a> {
+    Facts {
+        schedule: s,
+        runs: runs.iter().collect(),
+        now: t(now),
+    }
+}
+
+#[test]
+fn cron_expressions_of_five_fields_and_aliases_parse_and_others_are_refused_by_name() {
+    for ok in [
+        "* * * * *",
+        "*/5 2 * * 1-5",
+        "0 2 * * *",
+        "@daily",
+        "@hourly",
+    ] {
+        assert!(decide::parse(ok).is_ok(), "{ok}");
+    }
+    for bad in ["* * * * * *", "61 * * * *", "nightly", ""] {
+        let e = decide::parse(bad).unwrap_err();
+        assert!(e.contains("is not a cron expression"), "{bad}: {e}");
+    }
+    let c = decide::parse("0 2 * * *").unwrap();
+    assert_eq!(
+        decide::next_after(&c, t("2026-12-06T02:00:00Z")),
+        Some(t("2026-12-07T02:00:00Z"))
+    );
+}
+
+#[test]
+fn the_first_due_time_creates_a_run_named_after_it_without_a_baseline() {
+    let s = schedule(serde_json::json!({}));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:00.2Z"));
+    let (fire, run) = d.create.expect("a run");
+    assert_eq!(fire, Fire::Scheduled(t("2026-12-06T10:01:00Z")));
+    assert_eq!(run.metadata.name.as_deref(), Some("nightly-202612061001"));
+    assert_eq!(run.metadata.namespace.as_deref(), Some("bench"));
+    let labels = run.metadata.labels.unwrap();
+    assert_eq!(labels["benchrun.dev/schedule"], "nightly");
+    assert_eq!(labels["team"], "web");
+    let owner = &run.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("BenchmarkSchedule", "u-1")
+    );
+    assert_eq!(run.spec.baseline, None, "no Succeeded run yet: no baseline");
+    assert_eq!(d.last_schedule_time, Some(t("2026-12-06T10:01:00Z")));
+    assert_eq!(d.next, Some(t("2026-12-06T10:02:00Z")));
+}
+
+#[test]
+fn a_time_before_the_schedule_existed_or_already_acted_on_creates_nothing() {
+    let s = schedule(serde_json::json!({}));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:00:50Z"));
+    assert!(
+        d.create.is_none(),
+        "10:00 is before the schedule was created"
+    );
+    let mut s = schedule(serde_json::json!({}));
+    s.status.as_mut().unwrap().last_schedule_time = Some(Time(t("2026-12-06T10:01:00Z")));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:40Z"));
+    assert!(d.create.is_none());
+    assert_eq!(d.next, Some(t("2026-12-06T10:02:00Z")));
+}
+
+#[test]
+fn the_next_run_compares_with_the_newest_succeeded_run_keeping_the_template_tolerance() {
+    let s = schedule(serde_json::json!({}));
+    let runs = [
+        run("nightly-a", "2026-12-06T09:00:00Z", Phase::Succeeded),
+        run("nightly-b", "2026-12-06T09:30:00Z", Phase::Succeeded),
+        run("nightly-c", "2026-12-06T09:40:00Z", Phase::Failed),
+    ];
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    let baseline = d.create.unwrap().1.spec.baseline.unwrap();
+    assert_eq!(baseline.run, "nightly-b");
+    assert_eq!(baseline.tolerance.as_deref(), Some("3%"));
+    // A template that names its baseline keeps it.
+    let mut s = schedule(serde_json::json!({}));
+    s.spec.run_template.spec.baseline.as_mut().unwrap().run = "golden".into();
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    assert_eq!(d.create.unwrap().1.spec.baseline.unwrap().run, "golden");
+}
+
+#[test]
+fn an_unfinished_run_skips_the_time_under_skip_and_queues_under_queue() {
+    let runs = [run("nightly-a", "2026-12-06T10:00:40Z", Phase::Running)];
+    let s = schedule(serde_json::json!({}));
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_none());
+    let skip = d.skip.unwrap();
+    assert!(skip.contains("nightly-a has not finished"), "{skip}");
+    assert_eq!(
+        d.last_schedule_time,
+        Some(t("2026-12-06T10:01:00Z")),
+        "not decided twice"
+    );
+    let s = schedule(serde_json::json!({"concurrencyPolicy": "Queue"}));
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_some());
+}
+
+#[test]
+fn a_time_missed_by_more_than_the_deadline_is_skipped_and_says_so() {
+    let s = schedule(serde_json::json!({"schedule": "0 * * * *", "startingDeadlineSeconds": 60}));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T11:05:00Z"));
+    assert!(d.create.is_none());
+    assert!(d.skip.unwrap().contains("missed by 300s"));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T11:00:30Z"));
+    assert!(d.create.is_some());
+}
+
+#[test]
+fn a_new_trigger_value_creates_one_run_even_when_suspended() {
+    let mut s = schedule(serde_json::json!({"suspend": true}));
+    s.metadata.annotations = Some([("benchrun.dev/trigger".to_string(), "1".to_string())].into());
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:01Z"));
+    let (fire, run) = d.create.unwrap();
+    assert_eq!(fire, Fire::Manual("1".into()));
+    assert!(run.metadata.name.unwrap().starts_with("nightly-t"));
+    assert_eq!(d.last_trigger.as_deref(), Some("1"));
+    assert_eq!(d.next, None, "suspended: no next time");
+    s.status.as_mut().unwrap().last_trigger = Some("1".into());
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_none(), "the same value is not acted on twice");
+}
+
+#[test]
+fn an_invalid_expression_creates_nothing_and_says_why() {
+    let s = schedule(serde_json::json!({"schedule": "61 * * * *"}));
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_none() && d.next.is_none());
+    assert!(d.invalid.unwrap().contains("61 * * * *"));
+}
+
+#[test]
+fn history_limit_deletes_the_oldest_finished_runs_but_never_an_unfinished_one_or_the_baseline() {
+    let at = |i: i64| (t("2026-12-06T10:00:00Z") + SignedDuration::from_mins(i)).to_string();
+    let mut runs: Vec<BenchmarkRun> = (0..7)
+        .map(|i| run(&format!("r{i}"), &at(i), Phase::Succeeded))
+        .collect();
+    runs.push(run("r7", &at(7), Phase::Running));
+    let refs: Vec<&BenchmarkRun> = runs.iter().collect();
+    assert_eq!(decide::prune(&refs, Some(5)), ["r0", "r1"]);
+    // The newest Succeeded run is kept even when it is among the oldest finished ones.
+    let mut runs: Vec<BenchmarkRun> = vec![run("ok", &at(0), Phase::Succeeded)];
+    runs.extend((1..4).map(|i| run(&format!("f{i}"), &at(i), Phase::Failed)));
+    let refs: Vec<&BenchmarkRun> = runs.iter().collect();
+    assert_eq!(decide::prune(&refs, Some(1)), ["f1", "f2"]);
+}
+
+#[test]
+fn regressed_names_the_first_run_of_the_newest_worse_step() {
+    let c = |index, step: f64, worse| SeriesChange {
+        cell: "demo/hello cpu=1 mem=1Gi c=4".into(),
+        figure: "throughput".into(),
+        run: format!("r{index}"),
+        index,
+        before: 1000.0,
+        after: 1000.0 * (1.0 + step),
+        step,
+        worse,
+        provisional: false,
+    };
+    let (worse, reason, msg) = decide::regressed(&[c(4, -0.23, true)]);
+    assert!(worse);
+    assert_eq!(reason, "StepFound");
+    assert!(
+        msg.contains("fell by 23.0% from run r4 (mean 1000 → 770)"),
+        "{msg}"
+    );
+    // A later step back up ends it.
+    let (worse, reason, _) = decide::regressed(&[c(4, -0.23, true), c(9, 0.3, false)]);
+    assert!(!worse);
+    assert_eq!(reason, "NoneWorse");
+    assert_eq!(decide::regressed(&[]).1, "NoChange");
+}
+
+fn measured(name: &str, finished: &str, throughput: f64) -> BenchmarkRun {
+    let mut r = run(name, finished, Phase::Succeeded);
+    let st = r.status.as_mut().unwrap();
+    st.completion_time = Some(Time(t(finished)));
+    st.results = vec![CellResult {
+        coordinates: Coordinates {
+            target: "demo".into(),
+            scenario: "hello".into(),
+            cpu: "1".into(),
+            memory: "1Gi".into(),
+            replicas: 1,
+            connections: 4,
+            ..Default::default()
+        },
+        throughput: Some(throughput),
+        ..Default::default()
+    }];
+    r
+}
+
+#[test]
+fn the_series_grows_by_completion_time_once_per_run_and_skips_unfinished_and_failed_runs() {
+    let b = measured("b", "2026-12-06T10:02:00Z", 200.0);
+    let a = measured("a", "2026-12-06T10:01:00Z", 100.0);
+    let running = run("c", "2026-12-06T10:03:00Z", Phase::Running);
+    let mut failed = measured("d", "2026-12-06T10:04:00Z", 50.0);
+    failed.status.as_mut().unwrap().phase = Some(Phase::Failed);
+    let series = grow(Vec::new(), &[&b, &a, &running, &failed]);
+    let runs: Vec<&str> = series[0].points.iter().map(|p| p.run.as_str()).collect();
+    assert_eq!(runs, ["a", "b"]);
+    let again = grow(series.clone(), &[&b, &a]);
+    assert_eq!(again, series);
+    // A run that finished before the newest kept point (its own points dropped for age) is
+    // not added back at the end.
+    let mut trimmed = series.clone();
+    trimmed[0].points.remove(0);
+    assert_eq!(grow(trimmed.clone(), &[&a, &b]), trimmed);
+}
