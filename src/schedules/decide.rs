@@ -241,13 +241,12 @@ pub fn new_run(f: &Facts, fire: &Fire) -> BenchmarkRun {
         },
     );
     let mut spec = template.spec.clone();
-    let named = spec.baseline.as_ref().is_some_and(|b| !b.run.is_empty());
-    if !named {
+    if spec.baseline.is_none() {
         spec.baseline = last_succeeded(&f.runs)
             .and_then(|r| r.metadata.name.clone())
             .map(|run| BaselineSpec {
                 run,
-                tolerance: spec.baseline.as_ref().and_then(|b| b.tolerance.clone()),
+                tolerance: s.spec.baseline_tolerance.clone(),
             });
     }
     let mut run = BenchmarkRun::new(&run_name(&name, fire), spec);

@@ -20,10 +20,10 @@ fn schedule(extra: serde_json::Value) -> BenchmarkSchedule {
             "spec": {
                 "targets": [{"name": "demo", "image": "benchrun.local/benchrun-demo:dev"}],
                 "scenarios": [{"name": "hello", "path": "/"}],
-                "load": {"connections": 4, "duration": "5s"},
-                "baseline": {"run": "", "tolerance": "3%"}
+                "load": {"connections": 4, "duration": "5s"}
             }
-        }
+        },
+        "baselineTolerance": "3%"
     });
     for (k, v) in extra.as_object().unwrap() {
         spec[k] = v.clone();
@@ -139,7 +139,10 @@ fn the_next_run_compares_with_the_newest_succeeded_run_keeping_the_template_tole
     assert_eq!(baseline.tolerance.as_deref(), Some("3%"));
     // A template that names its baseline keeps it.
     let mut s = schedule(serde_json::json!({}));
-    s.spec.run_template.spec.baseline.as_mut().unwrap().run = "golden".into();
+    s.spec.run_template.spec.baseline = Some(benchrun_api::BaselineSpec {
+        run: "golden".into(),
+        tolerance: None,
+    });
     let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
     assert_eq!(d.create.unwrap().1.spec.baseline.unwrap().run, "golden");
 }

@@ -324,3 +324,35 @@ fn pruning_matches_exact_search() {
         }
     }
 }
+
+/// The smallest segment a schedule allows (`changepoints.minSegment: 2`) on the short series a
+/// young schedule has: flat series stay quiet, and a 23 % step (1.3× the work) after 4 runs is
+/// found at its index once 2 runs follow it.
+#[test]
+fn min_segment_two_on_short_series() {
+    let opts = Options {
+        min_segment: 2,
+        ..Options::default()
+    };
+    let mut rng = fastrand::Rng::with_seed(21);
+    let trials = 2000;
+    for len in [4, 5, 6, 8] {
+        let quiet = (0..trials)
+            .filter(|_| changepoints(&series(&mut rng, len, 0, 0.0, 0.03), &opts).is_empty())
+            .count();
+        let rate = pct(quiet, trials);
+        println!("flat, {len} points, min segment 2, 3 % noise: quiet in {rate:.1} %");
+        assert!(rate >= 95.0, "len {len}: quiet {rate}");
+    }
+    for len in [6, 7] {
+        let found = (0..trials)
+            .filter(|_| {
+                let c = changepoints(&series(&mut rng, len, 4, -0.23, 0.03), &opts);
+                c.len() == 1 && c[0].index == 4
+            })
+            .count();
+        let rate = pct(found, trials);
+        println!("23 % step after 4 of {len} points, 3 % noise: found at 4 in {rate:.1} %");
+        assert!(rate >= 95.0, "len {len}: found {rate}");
+    }
+}

@@ -94,13 +94,19 @@ pub struct BenchmarkScheduleSpec {
     #[x_kube(validation = Rule::new("self >= 1").message("startingDeadlineSeconds must be at least 1"))]
     pub starting_deadline_seconds: Option<i64>,
 
+    /// The tolerance of each run's comparison with the schedule's last Succeeded run (its
+    /// `spec.baseline.tolerance`), e.g. `"3%"` (default: the run's default, `"5%"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self.matches('^[0-9]+(\\\\.[0-9]+)?%$') && double(self.replace('%', '')) < 100.0").message("baselineTolerance must be a percentage below 100% such as \"5%\""))]
+    pub baseline_tolerance: Option<String>,
+
     /// How steps in the series are found (see `status.changes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changepoints: Option<ChangepointSpec>,
 
-    /// The run to create each time. Its `spec` is a BenchmarkRun spec; `spec.baseline.run` is
-    /// set by the schedule to its last Succeeded run (keep `spec.baseline.tolerance` to choose
-    /// the tolerance), unless the template names a baseline run itself.
+    /// The run to create each time. Its `spec` is a BenchmarkRun spec; `spec.baseline` is set
+    /// by the schedule to its last Succeeded run (with `baselineTolerance`), unless the
+    /// template names a baseline run itself.
     pub run_template: RunTemplate,
 }
 
