@@ -98,7 +98,7 @@ e2e: install stacks
 ## e2e-full: the end-to-end suite at the sizes its tests were written with (BENCHRUN_E2E_FULL=1:
 ## longer windows, more repeats, a minute-long Prometheus outage) and with E2E_FULL_ONLY, then
 ## the Prometheus client's live tests (not in `test`; about 15 min more than `make e2e`)
-E2E_FULL_ONLY ?= seeds::seed_1_ seeds::seed_2_ seeds::seed_5_ $(SEARCH_FULL)
+E2E_FULL_ONLY ?= seeds::seed_ $(SEARCH_FULL)
 e2e-full: install stacks
 	eval "$$(hack/cluster.sh env)"
 	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %)
@@ -138,7 +138,7 @@ search-doc: install
 	hack/search-doc.sh out/search
 
 ## seeds: the five published comparisons of examples/seeds/ at local-cluster size, one after the
-## other, results in out/seeds/ (~40 min; not in `test`, whose e2e runs seeds 3 and 4 reduced, e2e-full all five).
+## other, results in out/seeds/ (~40 min; not in `test`; e2e-full runs all five reduced).
 ## SEEDS="2 5" runs some; SEEDS_ARGS=--published the published sizes (a bigger cluster). The small
 ## seeds fit the default two-node cluster. When all five ran, their result files (the runs as
 ## JSON, the manifest, the count checks) are copied to docs/seeds/results/ and docs/seeds.md is

@@ -82,7 +82,12 @@ async fn runs(cluster: &Cluster, ns: &str, name: &str) -> anyhow::Result<Vec<Ben
         .list(&ListParams::default().labels(&format!("{SCHEDULE_LABEL}={name}")))
         .await?
         .items;
-    list.sort_by_key(|r| (r.metadata.creation_timestamp.clone().map(|t| t.0), r.metadata.name.clone()));
+    list.sort_by_key(|r| {
+        (
+            r.metadata.creation_timestamp.clone().map(|t| t.0),
+            r.metadata.name.clone(),
+        )
+    });
     Ok(list)
 }
 
@@ -114,7 +119,11 @@ async fn wait_schedule(
         let line = format!(
             "runs {:?}; points {}; changes {}; last skip {:?}",
             rs.iter()
-                .map(|r| format!("{}={:?}", r.metadata.name.clone().unwrap_or_default(), phase(r)))
+                .map(|r| format!(
+                    "{}={:?}",
+                    r.metadata.name.clone().unwrap_or_default(),
+                    phase(r)
+                ))
                 .collect::<Vec<_>>(),
             st.series.first().map_or(0, |c| c.points.len()),
             st.changes.len(),
@@ -127,7 +136,10 @@ async fn wait_schedule(
         if done(&s, &rs) {
             return Ok((s, rs));
         }
-        anyhow::ensure!(t0.elapsed() < timeout, "{name} not done after {timeout:?}: {last}");
+        anyhow::ensure!(
+            t0.elapsed() < timeout,
+            "{name} not done after {timeout:?}: {last}"
+        );
         // Reduced size: as soon as every run finished, trigger the next one.
         if trigger && !rs.is_empty() && rs.iter().all(|r| phase(r).is_some_and(Phase::is_final)) {
             triggered += 1;
@@ -135,7 +147,9 @@ async fn wait_schedule(
             api.patch(
                 name,
                 &PatchParams::default(),
-                &Patch::Merge(serde_json::json!({"metadata": {"annotations": {TRIGGER_ANNOTATION: value}}})),
+                &Patch::Merge(
+                    serde_json::json!({"metadata": {"annotations": {TRIGGER_ANNOTATION: value}}}),
+                ),
             )
             .await?;
             // Wait for the run it makes before looking again.
@@ -155,7 +169,8 @@ fn points(s: &BenchmarkSchedule) -> usize {
 
 fn regressed(s: &BenchmarkSchedule) -> Option<(String, String)> {
     s.status.as_ref()?.conditions.iter().find_map(|c| {
-        (c.type_ == "Regressed" && c.status == "True").then(|| (c.reason.clone(), c.message.clone()))
+        (c.type_ == "Regressed" && c.status == "True")
+            .then(|| (c.reason.clone(), c.message.clone()))
     })
 }
 
@@ -175,14 +190,27 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
     let trigger = !full;
     let ratio = work(N_SLOWER) as f64 / work(N) as f64;
     println!("work per request after the switch: {ratio:.4}× (n {N} → {N_SLOWER})");
-    anyhow::ensure!((ratio - 1.3).abs() < 0.005, "n={N_SLOWER} is {ratio}× the work");
+    anyhow::ensure!(
+        (ratio - 1.3).abs() < 0.005,
+        "n={N_SLOWER} is {ratio}× the work"
+    );
     let t0 = Instant::now();
     let api: Api<BenchmarkSchedule> = Api::namespaced(cluster.client.clone(), ns);
     let s: BenchmarkSchedule = serde_yaml::from_str(&schedule(name, history_limit, N))?;
-    api.create(&PostParams::default(), &s).await.context("create the schedule")?;
+    api.create(&PostParams::default(), &s)
+        .await
+        .context("create the schedule")?;
 
     // The first run comes from the cron expression within a minute.
-    let (_, rs) = wait_schedule(cluster, ns, name, Duration::from_secs(90), false, |_, rs| !rs.is_empty()).await?;
+    let (_, rs) = wait_schedule(
+        cluster,
+        ns,
+        name,
+        Duration::from_secs(90),
+        false,
+        |_, rs| !rs.is_empty(),
+    )
+    .await?;
     let first = rs[0].metadata.name.clone().unwrap_or_default();
     anyhow::ensure!(
         first.len() == name.len() + 13 && first.starts_with("nightly-2"),
@@ -191,17 +219,29 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
     println!("first run {first} after {} s", t0.elapsed().as_secs());
 
     // Four runs of the original work, no changepoint.
-    let (s, rs) = wait_schedule(cluster, ns, name, Duration::from_secs(600), trigger, |s, _| {
-        points(s) >= BEFORE
-    })
+    let (s, rs) = wait_schedule(
+        cluster,
+        ns,
+        name,
+        Duration::from_secs(600),
+        trigger,
+        |s, _| points(s) >= BEFORE,
+    )
     .await?;
     let st = s.status.clone().unwrap_or_default();
-    anyhow::ensure!(st.changes.is_empty(), "no change over the first {BEFORE} runs: {:?}", st.changes);
+    anyhow::ensure!(
+        st.changes.is_empty(),
+        "no change over the first {BEFORE} runs: {:?}",
+        st.changes
+    );
     anyhow::ensure!(regressed(&s).is_none(), "not Regressed after {BEFORE} runs");
     let series: Vec<f64> = st.series[0].points.iter().map(|p| p.throughput).collect();
     println!("throughput before the switch: {series:?}");
     // Each run after the first was compared with the one before it.
-    let succeeded: Vec<&BenchmarkRun> = rs.iter().filter(|r| phase(r) == Some(Phase::Succeeded)).collect();
+    let succeeded: Vec<&BenchmarkRun> = rs
+        .iter()
+        .filter(|r| phase(r) == Some(Phase::Succeeded))
+        .collect();
     for pair in succeeded.windows(2) {
         let baseline = pair[1].spec.baseline.as_ref().map(|b| b.run.clone());
         anyhow::ensure!(
@@ -221,17 +261,27 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
     )
     .await?;
     let switched_at = Instant::now();
-    let (s, rs) = wait_schedule(cluster, ns, name, Duration::from_secs(900), trigger, |s, _| {
-        regressed(s).is_some()
-    })
+    let (s, rs) = wait_schedule(
+        cluster,
+        ns,
+        name,
+        Duration::from_secs(900),
+        trigger,
+        |s, _| regressed(s).is_some(),
+    )
     .await?;
     let st = s.status.clone().unwrap_or_default();
     let (reason, message) = regressed(&s).unwrap_or_default();
-    println!("Regressed=True ({reason}) {} s after the switch: {message}", switched_at.elapsed().as_secs());
-    let points = &st.series[0].points;
+    println!(
+        "Regressed=True ({reason}) {} s after the switch: {message}",
+        switched_at.elapsed().as_secs()
+    );
+    let kept = &st.series[0].points;
     println!(
         "series: {:?}",
-        points.iter().map(|p| (p.run.as_str(), p.throughput.round())).collect::<Vec<_>>()
+        kept.iter()
+            .map(|p| (p.run.as_str(), p.throughput.round()))
+            .collect::<Vec<_>>()
     );
     // The first slower run: the first point of a run made from the new template.
     let slower: Vec<String> = rs
@@ -239,7 +289,7 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
         .filter(|r| path_of(r).ends_with(&N_SLOWER.to_string()))
         .filter_map(|r| r.metadata.name.clone())
         .collect();
-    let first_slower = points
+    let first_slower = kept
         .iter()
         .find(|p| slower.contains(&p.run))
         .map(|p| p.run.clone())
@@ -250,9 +300,20 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
         .find(|c| c.figure == "throughput")
         .context("a throughput change")?;
     println!("change: {change:?}");
-    anyhow::ensure!(change.run == first_slower, "the change starts at {}, not {first_slower}", change.run);
-    anyhow::ensure!(change.worse && (-0.35..-0.12).contains(&change.step), "step {}", change.step);
-    anyhow::ensure!(message.contains(&first_slower), "the condition names {first_slower}: {message}");
+    anyhow::ensure!(
+        change.run == first_slower,
+        "the change starts at {}, not {first_slower}",
+        change.run
+    );
+    anyhow::ensure!(
+        change.worse && (-0.35..-0.12).contains(&change.step),
+        "step {}",
+        change.step
+    );
+    anyhow::ensure!(
+        message.contains(&first_slower),
+        "the condition names {first_slower}: {message}"
+    );
     anyhow::ensure!(
         st.changes.iter().all(|c| c.index as usize >= BEFORE),
         "no change among the first {BEFORE} runs: {:?}",
@@ -263,13 +324,24 @@ async fn step_found(cluster: &Cluster, ns: &str) -> anyhow::Result<()> {
 
     // historyLimit: once more runs than the limit finished, exactly the limit is kept, and the
     // series still holds every run.
-    let (s, rs) = wait_schedule(cluster, ns, name, Duration::from_secs(300), trigger, |s, rs| {
-        points(s) > history_limit && rs.len() == history_limit && rs.iter().all(|r| phase(r).is_some_and(Phase::is_final))
-    })
+    let (s, rs) = wait_schedule(
+        cluster,
+        ns,
+        name,
+        Duration::from_secs(300),
+        trigger,
+        |s, rs| {
+            points(s) > history_limit
+                && rs.len() == history_limit
+                && rs.iter().all(|r| phase(r).is_some_and(Phase::is_final))
+        },
+    )
     .await?;
     println!(
         "kept runs {:?}; points {}",
-        rs.iter().filter_map(|r| r.metadata.name.clone()).collect::<Vec<_>>(),
+        rs.iter()
+            .filter_map(|r| r.metadata.name.clone())
+            .collect::<Vec<_>>(),
         points(&s)
     );
 

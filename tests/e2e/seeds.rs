@@ -5,17 +5,19 @@
 //! for CPU figures), and every target must have counted exactly the requests the generator
 //! reported. The full local-cluster size runs with `make seeds`.
 //!
-//! `make e2e` (and so `make test`) runs seeds 3 and 4; seeds 1, 2 and 5 run in `make e2e-full`
-//! only (the Makefile's `E2E_FULL_ONLY`). What they check of the operator is checked in
-//! `make e2e` elsewhere: seed 1's and seed 2's seeded store (MongoDB, CouchDB) read through its
-//! address — the operator's path is the same for both stores — by the CouchDB store read by Express (the same images) with
-//! the store's figures, exact counts, no errors and ready times by
-//! `a_seeded_backing_service_is_read_through_its_address`; seed 5's connects without keep-alive
-//! by `request_counts_and_keep_alive_are_set_per_cell` (and hundreds of connections without
-//! keep-alive by `wire::a_one_slot_accept_queue_shows_syn_retransmits_and_the_warning`), its
-//! percentile table by `a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency`;
-//! and every stack image their reduced forms run (node-http, Express, Spring, the MongoDB and
-//! CouchDB stores and their loaders, Spring MVC) endpoint by endpoint by `make stacks-test`.
+//! The five seeds run in `make e2e-full` only (the Makefile's `E2E_FULL_ONLY`); `make e2e` (and
+//! so `make test`) checks what they check of the operator elsewhere: seed 1's and seed 2's
+//! seeded store (MongoDB, CouchDB) read through its address — the operator's path is the same
+//! for both stores — by the CouchDB store read by Express (the same images) with the store's
+//! figures, exact counts, no errors, ready times and image sizes (seed 4's point) by
+//! `a_seeded_backing_service_is_read_through_its_address`; seed 3's short window by
+//! `a_five_second_window_is_too_short_and_says_how_long_to_measure`; seed 5's connects without
+//! keep-alive by `request_counts_and_keep_alive_are_set_per_cell` (and hundreds of connections
+//! without keep-alive by `wire::a_one_slot_accept_queue_shows_syn_retransmits_and_the_warning`),
+//! its percentile table by `a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency`;
+//! and every stack image their reduced forms run (node-http, Express, Spring, Go, Helidon, the
+//! MongoDB and CouchDB stores and their loaders, Spring MVC) endpoint by endpoint by
+//! `make stacks-test`.
 //!
 //! The `finding_*` tests assert, at a reduced size, the directional findings the full run is
 //! expected to reproduce (docs/seeds.md): the unprojected list slower than the projected one,

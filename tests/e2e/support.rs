@@ -688,8 +688,7 @@ pub fn record(name: &str, value: serde_json::Value) {
 /// How many series the local Prometheus (`$PROMETHEUS_URL`, from `hack/cluster.sh env`)
 /// returns for an instant query.
 pub async fn prometheus_count(query: &str) -> anyhow::Result<usize> {
-    let base =
-        std::env::var("PROMETHEUS_URL").unwrap_or_else(|_| "http://10.244.0.1:9090".into());
+    let base = std::env::var("PROMETHEUS_URL").unwrap_or_else(|_| "http://10.244.0.1:9090".into());
     let v: serde_json::Value = reqwest::Client::new()
         .get(format!("{base}/api/v1/query"))
         .query(&[("query", query)])
