@@ -28,6 +28,8 @@ PAUSE_IMAGE=benchrun.local/pause:3.10
 BUSYBOX_IMAGE=benchrun.local/busybox:1.35
 CONTAINERD_SOCK=/run/containerd/containerd.sock
 KUBECONFIG_PATH=$K/kubeconfig
+# Prometheus' targets for the operator's /metrics, kept by hack/operator-targets.sh
+OPERATOR_TARGETS=$K/config/operator-targets.json
 # The second node: its own network namespace (reached from the host through a veth pair),
 # containerd, kubelet, kube-proxy, pod range and cgroup root.
 NODE2_NAME=benchrun-node-2
@@ -443,7 +445,6 @@ write_configs() {
   local first; first=$(ls /etc/cni/net.d | sort | head -1)
   [ "$first" = 10-benchrun.conflist ] || log "WARNING: /etc/cni/net.d/$first sorts before 10-benchrun.conflist; containerd only loads the first file"
   kube_proxy_config "$C/kube-proxy.yaml" "$NODE_NAME" "$GW_IP" "$K/pki/kube-proxy.kubeconfig"
-  local targets
   if [ "$NODES" = 2 ]; then
     local r1 r2
     read -r -a r1 <<<"$(kubelet_reserved "$(node1_cpus)")"
@@ -474,6 +475,12 @@ write_configs() {
     cache 5
 }
 EOF
+  ensure_prometheus_config
+}
+
+# prometheus_config FILE: the cluster's Prometheus configuration.
+prometheus_config() {
+  local targets
   # one scrape target per kubelet: each cAdvisor reports only its own node's cgroups (the
   # kubelets have their own cgroup roots and sit in their own cgroups), so no container twice
   if [ "$NODES" = 2 ]; then
@@ -481,7 +488,7 @@ EOF
   else
     targets="[{targets: ['$GW_IP:10255'], labels: {node: $NODE_NAME}}]"
   fi
-  cat >"$C/prometheus.yml" <<EOF
+  cat >"$1" <<EOF
 global: {scrape_interval: 5s, evaluation_interval: 5s}
 scrape_configs:
   - job_name: kubelet-cadvisor
@@ -495,7 +502,63 @@ scrape_configs:
   - job_name: kubelet-resource
     metrics_path: /metrics/resource
     static_configs: $targets
+  # The operator's /metrics (both replicas; the leader's has each finished run's per-cell
+  # gauges, docs/metrics.md). Debian's Prometheus has no Kubernetes discovery: the component
+  # operator-targets (hack/operator-targets.sh) keeps this file in step with the operator's pods.
+  - job_name: benchrun-operator
+    file_sd_configs: [{files: ['$OPERATOR_TARGETS']}]
 EOF
+}
+
+# ensure_prometheus_config: writes the configuration when it changed (checked by promtool
+# first) and makes a running Prometheus load it (SIGHUP: it keeps its data, and the previous
+# configuration if it refuses the new one, which fails `up`).
+ensure_prometheus_config() {
+  local C=$K/config new
+  mkdir -p "$C" "$K/logs"
+  [ -f "$OPERATOR_TARGETS" ] || echo '[]' >"$OPERATOR_TARGETS"
+  new=$C/prometheus.yml.new
+  prometheus_config "$new"
+  if cmp -s "$new" "$C/prometheus.yml"; then rm -f "$new"; return 0; fi
+  if command -v promtool >/dev/null 2>&1 && ! promtool check config "$new" >"$K/logs/promtool.log" 2>&1; then
+    cat "$K/logs/promtool.log" >&2
+    die "promtool refused the new Prometheus configuration $new"
+  fi
+  mv "$new" "$C/prometheus.yml"
+  if alive prometheus; then reload_prometheus; fi
+}
+
+# reload_prometheus: SIGHUP, then wait until Prometheus reports a successful reload after the
+# one before (on its own /metrics; a reload takes milliseconds).
+reload_prometheus() {
+  local before i ok ts
+  before=$(prom_reload_metric success_timestamp_seconds)
+  log "reloading Prometheus (pid $(pid_of prometheus)): $K/config/prometheus.yml changed"
+  kill -HUP "$(pid_of prometheus)"
+  for i in $(seq 1 60); do
+    sleep 0.5
+    ok=$(prom_reload_metric successful) ts=$(prom_reload_metric success_timestamp_seconds)
+    if [ "$ok" = 1 ] && awk -v a="${ts:-0}" -v b="${before:-0}" 'BEGIN { exit !(a + 0 > b + 0) }'; then return 0; fi
+    if [ "$ok" = 0 ] && [ "$i" -ge 4 ]; then
+      show_log prometheus; die "Prometheus refused $K/config/prometheus.yml (it runs on with the previous one)"
+    fi
+  done
+  show_log prometheus
+  die "Prometheus reported no reload within 30 s"
+}
+prom_reload_metric() { # prom_reload_metric NAME: prometheus_config_last_reload_NAME's value
+  curl -sf --max-time 3 "$PROM_URL/metrics" | awk -v m="prometheus_config_last_reload_$1" '$1 == m {print $2}'
+}
+
+# ensure_operator_targets: the component that keeps Prometheus' targets for the operator's pods
+# (hack/operator-targets.sh; not in COMPONENTS: `up` on a healthy cluster starts it too).
+ensure_operator_targets() {
+  alive operator-targets && return 0
+  start operator-targets "$repo/hack/operator-targets.sh" "$BIN/kubectl" "$KUBECONFIG_PATH" "$OPERATOR_TARGETS"
+  # start records no executable for a script (bash never execs anything else): record bash,
+  # so that a reused PID of another program is never taken for this one
+  local pid; pid=$(pid_of operator-targets)
+  [ -f "$K/pids/operator-targets.exe" ] || readlink "/proc/$pid/exe" >"$K/pids/operator-targets.exe" 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------------------------- network
@@ -839,6 +902,8 @@ cmd_up() {
   BIN=$(bindir || true)
   if [ -n "$BIN" ] && healthy_quiet; then
     ensure_drop_rule
+    ensure_prometheus_config
+    ensure_operator_targets
     where; return 0
   fi
   # A cluster whose processes all ended without `down` (a reboot, or a session and its
@@ -986,6 +1051,7 @@ cmd_up() {
 
   start_prometheus
   wait_for prometheus 90 "cAdvisor samples with namespace/pod/container labels from $NODES node(s)" prom_has_pod_samples
+  ensure_operator_targets
   layout >"$K/layout"
 
   log "up in $(( $(date +%s) - t0 ))s"
@@ -1101,6 +1167,7 @@ cmd_down() {
       sleep 1
     done
   fi
+  stop operator-targets
   stop prometheus
   stop coredns
   stop kube-proxy-2
@@ -1165,6 +1232,8 @@ cmd_status() {
   fi
   if coredns_ready; then echo "DNS        : $DNS_IP:53 (ready)"; else echo "DNS        : $DNS_IP:53 (NOT ready)"; ok=1; fi
   if prom_ready; then echo "Prometheus : $PROM_URL (ready)"; else echo "Prometheus : $PROM_URL (NOT ready)"; ok=1; fi
+  if alive operator-targets; then echo "op. targets: $(cat "$OPERATOR_TARGETS" 2>/dev/null) (Prometheus job benchrun-operator; operator-targets pid $(pid_of operator-targets))"
+  else echo "op. targets: NOT kept: operator-targets stopped (\`up\` starts it)"; ok=1; fi
   echo "kubeconfig : $KUBECONFIG_PATH"
   if [ $ok = 0 ]; then echo "healthy"; else echo "NOT healthy"; fi
   return $ok
@@ -1184,7 +1253,8 @@ cmd_env() {
 # prometheus stop|start: stop or start the cluster's Prometheus alone, keeping its data (the
 # e2e suite uses it to test an outage; `start` waits until it answers again)
 start_prometheus() {
-  mkdir -p "$K/prometheus"
+  mkdir -p "$K/prometheus" "$K/logs"
+  ensure_prometheus_config
   start prometheus /usr/bin/prometheus --config.file="$K/config/prometheus.yml" \
     --storage.tsdb.path="$K/prometheus" --storage.tsdb.retention.time=12h \
     --web.listen-address=$GW_IP:9090 --log.level=warn

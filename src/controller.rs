@@ -77,6 +77,9 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             match tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await {
                 Ok(Ok(())) => {
                     metrics.set_ready();
+                    // Only now: a cache still listing would make the gauges of the runs not
+                    // yet listed vanish for a scrape.
+                    metrics.export_runs(store);
                     tracing::info!("cache synced; ready");
                     return;
                 }

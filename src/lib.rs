@@ -16,7 +16,9 @@
 //!   planner's `TakeSlot` is applied;
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status), sharing a
 //!   [`context`] with observation;
-//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`; [`logging`]: the log format;
+//! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`, with each finished run's per-cell
+//!   figures as gauges from [`gauges`] (pure rows, encoded at scrape time); [`logging`]: the
+//!   log format;
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
 pub mod adaptive;
@@ -29,6 +31,7 @@ pub mod controller;
 pub mod error;
 #[cfg(test)]
 pub(crate) mod fake_api;
+pub mod gauges;
 pub mod kills;
 pub mod leader;
 pub mod lease;

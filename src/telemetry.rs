@@ -1,7 +1,8 @@
 //! The operator's own observability: `/metrics` in the Prometheus text format, `/healthz`
 //! (the process serves) and `/readyz` (a standby has read the leader lease; the leader's
 //! controller cache is synced). The body of `/readyz` and the gauge `benchrun_leader` say
-//! whether this replica leads.
+//! whether this replica leads. The leader also exports each finished run's per-cell figures
+//! ([`crate::gauges`]).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -13,12 +14,16 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use benchrun_api::BenchmarkRun;
+use kube::runtime::reflector::Store;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+use crate::gauges::collector::RunsCollector;
 
 /// This replica's part in the leader election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +69,7 @@ pub struct Metrics {
     measurements: Family<Vec<(String, String)>, Counter>,
     duration: Histogram,
     leader: Gauge,
+    runs: Arc<RunsCollector>,
     role: AtomicU8,
     ready: AtomicBool,
 }
@@ -101,6 +107,8 @@ impl Default for Metrics {
             "1 when this replica holds the leader lease and runs the controller, else 0",
             leader.clone(),
         );
+        let runs = Arc::new(RunsCollector::default());
+        registry.register_collector(Box::new(runs.clone()));
         Self {
             registry: Mutex::new(registry),
             reconciles,
@@ -108,6 +116,7 @@ impl Default for Metrics {
             measurements,
             duration,
             leader,
+            runs,
             role: AtomicU8::new(Role::Starting as u8),
             ready: AtomicBool::new(false),
         }
@@ -138,6 +147,12 @@ impl Metrics {
     /// The controller's cache is synced: a leader's `/readyz` answers 200 from now on.
     pub fn set_ready(&self) {
         self.ready.store(true, Ordering::Relaxed);
+    }
+
+    /// Exports the finished runs of the controller's synced cache as gauges from the next
+    /// scrape on ([`crate::gauges`]); only the leader has that cache.
+    pub fn export_runs(&self, store: Store<BenchmarkRun>) {
+        self.runs.export(store);
     }
 
     /// This replica's part in the leader election (`/readyz`, `benchrun_leader`).
