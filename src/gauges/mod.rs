@@ -18,9 +18,8 @@ use std::collections::BTreeMap;
 use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, CellResult, Coordinates, Outcome, Phase};
 use kube::ResourceExt;
 
-/// The label a BenchmarkSchedule puts on the runs it creates, with the schedule's name; the
-/// gauges' `schedule` label is its value (`""` for a run without it).
-pub const SCHEDULE_LABEL: &str = "benchrun.dev/schedule";
+/// The label a BenchmarkSchedule puts on its runs (the API crate's).
+pub use benchrun_api::schedule::SCHEDULE_LABEL;
 
 /// Which run a gauge belongs to: its namespace, its schedule (`""` when none) and its name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -228,15 +227,10 @@ fn cell_gauges(cell: i32, results: &[&CellResult]) -> CellGauges {
 }
 
 /// Median of the finite values (mean of the middle two for an even count); `None` without any.
+/// The same median as a schedule's series ([`benchrun_api::history::median_interval`]).
 pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
+    let v: Vec<f64> = values.into_iter().collect();
+    benchrun_api::history::median_interval(&v).map(|(m, _, _)| m)
 }
 
 #[cfg(test)]

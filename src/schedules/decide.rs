@@ -82,7 +82,7 @@ pub struct Decision {
     pub last_trigger: Option<String>,
     /// When the schedule fires next.
     pub next: Option<Timestamp>,
-    /// Why the schedule cannot fire (an invalid cron expression).
+    /// Why the schedule cannot fire (an invalid cron expression or run template).
     pub invalid: Option<String>,
 }
 
@@ -146,6 +146,23 @@ pub fn decide(f: &Facts) -> Decision {
             Fire::Manual(v.clone()),
             new_run(f, &Fire::Manual(v.clone())),
         ));
+    }
+    // A template the operator would refuse makes runs that fail at once: none is created.
+    if let Err(errors) = benchrun_api::validate(&spec.run_template.spec) {
+        d.create = None;
+        d.invalid = Some(format!(
+            "runTemplate: {}",
+            errors
+                .iter()
+                .map(|e| format!(
+                    "{}: {}",
+                    e.field.replacen("spec.", "runTemplate.spec.", 1),
+                    e.message
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        return d;
     }
     let cron = match parse(&spec.schedule) {
         Ok(c) => c,

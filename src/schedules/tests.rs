@@ -279,3 +279,18 @@ fn the_series_grows_by_completion_time_once_per_run_and_skips_unfinished_and_fai
     trimmed[0].points.remove(0);
     assert_eq!(grow(trimmed.clone(), &[&a, &b]), trimmed);
 }
+
+#[test]
+fn a_template_the_operator_would_refuse_creates_no_run_and_names_the_field() {
+    let mut s = schedule(serde_json::json!({}));
+    s.spec.run_template.spec.load.duration = None;
+    s.spec.run_template.spec.load.requests = None;
+    s.metadata.annotations = Some([("benchrun.dev/trigger".to_string(), "1".to_string())].into());
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_none());
+    let why = d.invalid.unwrap();
+    assert!(
+        why.starts_with("runTemplate: runTemplate.spec.load"),
+        "{why}"
+    );
+}

@@ -168,12 +168,14 @@ pub struct BenchmarkScheduleStatus {
     /// `metadata.generation` of the spec this status reflects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// `Ready` (the schedule is valid and active; `False` with the reason when the cron
-    /// expression or the template is invalid) and `Regressed` (a step for the worse was found
+    /// `Ready` (the schedule is valid and active; `False`, reason `InvalidSchedule`, naming
+    /// the field when the cron expression or the run template is invalid: no run is created) and `Regressed` (a step for the worse was found
     /// in the series of some cell: see `changes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// When the schedule last fired (or was triggered) and created a run.
+    /// The newest time the cron expression fired that the schedule acted on: a run created
+    /// for it, or the time skipped (see `lastSkip`). Runs made by the trigger annotation do not
+    /// move it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_schedule_time: Option<Time>,
     /// When the schedule fires next (absent while suspended or invalid).
@@ -296,7 +298,8 @@ pub struct SeriesChange {
     pub step: f64,
     /// Whether the step is for the worse: lower throughput or higher p99.
     pub worse: bool,
-    /// Whether fewer than twice `minSegment` runs follow it, so a later run may still move it.
+    /// Whether it sits at the newest position a change can take (`minSegment` runs from the
+    /// end): the next runs may still move it or change its size.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub provisional: bool,
 }
