@@ -1,8 +1,9 @@
 # benchrun — the two commands people and CI rely on:
 #   make demo   bring up the local cluster (unless KUBECONFIG points at one), build and import
 #               the images, install benchrun, run examples/demo.yaml and print its results
-#   make test   every test: unit, loopback load tests, repo consistency, then the local
-#               cluster, its smoke test and the end-to-end suite against the real operator
+#   make test   every test: unit, loopback load tests, repo consistency, the trend page in
+#               headless Chromium, then the local cluster, its smoke test and the end-to-end
+#               suite against the real operator
 #
 # Everything is built once in the release profile (tests included), into the target dir set
 # in .cargo/config.toml (outside the repository, so CI clones reuse it).
@@ -13,10 +14,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit cluster images stacks stacks-test install smoke e2e e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: all build crds lint unit browser cluster images stacks stacks-test install smoke e2e e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-full | make e2e-pending | make e2e-search | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
+	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
 
 all: build
 
@@ -44,6 +45,13 @@ unit: build
 	$(CARGO) test --release --workspace
 	tests/argocd/run.sh
 	tests/stacks/unit.sh
+
+## browser: the trend page (`kubectl benchrun trend -o FILE.html`) rendered from the fixture
+## schedule and opened in headless Chromium (tests/report/chromium.sh: Debian's chromium,
+## installed when missing, in a network namespace, so root); no cluster. `--workspace`, as in
+## `unit`, so the test binary built there is reused.
+browser:
+	$(CARGO) test --release --workspace --test trend_browser -- --ignored --nocapture
 
 ## cluster: the local single-node Kubernetes (skipped when KUBECONFIG is set)
 cluster:

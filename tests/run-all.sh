@@ -17,6 +17,7 @@ suite() {
 }
 suite unit make --no-print-directory unit
 suite lint make --no-print-directory lint
+suite browser make --no-print-directory browser
 # The cluster suites need the cluster; if it cannot come up, they fail rather than skip.
 if suite cluster make --no-print-directory cluster; then
   suite smoke make --no-print-directory smoke

@@ -35,7 +35,7 @@ pub fn chart_ids(html: &str) -> Vec<String> {
 pub fn screenshots(html: &Path, dir: &Path) -> anyhow::Result<Vec<(String, Shot)>> {
     let text = std::fs::read_to_string(html).with_context(|| html.display().to_string())?;
     let ids = chart_ids(&text);
-    let status = Command::new("tests/report/chromium.sh")
+    let status = Command::new(script())
         .arg(html)
         .arg(dir)
         .args(&ids)
@@ -52,6 +52,18 @@ pub fn screenshots(html: &Path, dir: &Path) -> anyhow::Result<Vec<(String, Shot)
             Ok((id, shot))
         })
         .collect()
+}
+
+/// `tests/report/chromium.sh`, looked for from the tested crate's directory upwards: this file
+/// is also compiled into the CLI crate's trend test (crates/cli/tests/trend_browser.rs), whose
+/// working directory is crates/cli.
+fn script() -> PathBuf {
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(PathBuf::new, PathBuf::from);
+    crate_dir
+        .ancestors()
+        .map(|d| d.join("tests/report/chromium.sh"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("tests/report/chromium.sh"))
 }
 
 /// Reads a PNG and counts what is drawn on it.

@@ -1,8 +1,10 @@
-//! The I/O edge: reading BenchmarkRuns and detail ConfigMaps, with errors a user can act on.
+//! The I/O edge: reading BenchmarkRuns, BenchmarkSchedules and detail ConfigMaps, with errors a
+//! user can act on.
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, bail, Context, Result};
+use benchrun_api::schedule::BenchmarkSchedule;
 use benchrun_api::{BenchmarkRun, CellResult};
 use benchrun_wire::LoadResult;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -15,6 +17,10 @@ use crate::chart::{parse_timeline, TimelinePoint, DETAIL_KEY};
 /// What to tell a user whose cluster has no BenchmarkRun CRD.
 pub const CRD_MISSING: &str = "the BenchmarkRun CRD (benchmarkruns.benchrun.dev) is not installed in this cluster: \
      install it with `kubectl apply -f crds/benchmarkrun.yaml` (or deploy benchrun with `kubectl apply --server-side -k deploy/base`)";
+
+/// What to tell a user whose cluster has no BenchmarkSchedule CRD.
+pub const SCHEDULE_CRD_MISSING: &str = "the BenchmarkSchedule CRD (benchmarkschedules.benchrun.dev) is not installed in this cluster: \
+     install it with `kubectl apply --server-side -f crds/benchmarkschedule.yaml` (or deploy benchrun with `kubectl apply --server-side -k deploy/base`)";
 
 /// A client from the kubeconfig (`KUBECONFIG`, `~/.kube/config`, or in-cluster), optionally
 /// for another context, and the namespace to use: `namespace` if given, else the context's.
@@ -75,6 +81,28 @@ pub async fn get_run(client: &Client, namespace: &str, name: &str) -> Result<Ben
             ),
         },
         Err(e) => Err(e).with_context(|| format!("failed to read BenchmarkRun {namespace}/{name}")),
+    }
+}
+
+/// Reads one schedule; a 404 is told apart as a missing CRD or a missing schedule.
+pub async fn get_schedule(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<BenchmarkSchedule> {
+    let api: Api<BenchmarkSchedule> = Api::namespaced(client.clone(), namespace);
+    match api.get(name).await {
+        Ok(s) => Ok(s),
+        Err(e) if is_not_found(&e) => match api.list(&ListParams::default().limit(1)).await {
+            Err(e) if is_not_found(&e) => bail!(SCHEDULE_CRD_MISSING),
+            _ => bail!(
+                "BenchmarkSchedule {name:?} not found in namespace {namespace:?} \
+                 (see `kubectl get benchmarkschedules -n {namespace}`)"
+            ),
+        },
+        Err(e) => {
+            Err(e).with_context(|| format!("failed to read BenchmarkSchedule {namespace}/{name}"))
+        }
     }
 }
 

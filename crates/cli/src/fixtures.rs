@@ -19,6 +19,8 @@ use benchrun_api::{
 use benchrun_wire::{CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, SCHEMA};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+pub mod schedule;
+
 /// A timestamp from an RFC 3339 string.
 pub fn time(s: &str) -> Time {
     Time(s.parse().unwrap())
@@ -364,11 +366,18 @@ pub fn running_status() -> BenchmarkRunStatus {
 /// Asserts that `got` equals the file `tests/golden/<name>`; with `BENCHRUN_BLESS=1` in the
 /// environment, (re)writes the file instead. The files are also the examples in the docs.
 pub fn assert_golden(name: &str, got: &str) {
+    assert_file(&format!("tests/golden/{name}"), got);
+}
+
+/// Asserts that `got` equals the file at `path` under the crate's directory; with
+/// `BENCHRUN_BLESS=1` in the environment, (re)writes the file instead.
+pub fn assert_file(path: &str, got: &str) {
     // Read at run time, not with env!: a test binary reused from another checkout's build
     // (shared target directory) must compare against this checkout's files.
     let dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test");
-    let path = std::path::Path::new(&dir).join("tests/golden").join(name);
+    let path = std::path::Path::new(&dir).join(path);
     if std::env::var_os("BENCHRUN_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, got).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap_or_default();

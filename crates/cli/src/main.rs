@@ -7,9 +7,11 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use kube::Client;
+use kubectl_benchrun::trend::{self, Output};
 use kubectl_benchrun::{chart, client, compare, export, list, num, report, show, watch, Format};
 
-/// Reports on benchrun BenchmarkRuns: list, show, watch, compare, export, chart, report.
+/// Reports on benchrun BenchmarkRuns: list, show, watch, compare, export, chart, report; and on
+/// a BenchmarkSchedule's history: trend.
 #[derive(Parser, Debug)]
 #[command(name = "kubectl-benchrun", bin_name = "kubectl benchrun", version)]
 struct Cli {
@@ -87,6 +89,17 @@ enum Command {
         /// The file to write (`-` for stdout; default: RUN.html).
         #[arg(short = 'o', long)]
         output: Option<String>,
+    },
+    /// A BenchmarkSchedule's history: per cell one row per run (medians over the repeats with
+    /// their intervals, commit or image, the changes found), then the changes; or, with
+    /// `-o FILE.html`, one self-contained HTML page with a chart per cell and figure.
+    Trend {
+        /// The BenchmarkSchedule.
+        schedule: String,
+        /// `text`, `markdown`, `csv` (one row per cell and run), `json` (status.series and
+        /// status.changes), `html` (the page on stdout) or FILE.html (the page to that file).
+        #[arg(short = 'o', long, default_value = "text", value_parser = trend::parse_output)]
+        output: Output,
     },
 }
 
@@ -182,6 +195,16 @@ async fn run(cli: Cli) -> Result<()> {
             drop(out);
             return write_report(&kube, &ns, &run, baseline.as_deref(), output).await;
         }
+        Command::Trend { schedule, output } => {
+            let s = client::get_schedule(&kube, &ns, &schedule).await?;
+            match output {
+                Output::Format(format) => trend::write_trend(&mut out, &s, format)?,
+                Output::Html(path) => {
+                    drop(out);
+                    return write_trend_page(&s, path);
+                }
+            }
+        }
     }
     out.flush()?;
     Ok(())
@@ -240,6 +263,30 @@ async fn write_report(
         html.len().div_ceil(1024),
         details.len(),
         status.results.len()
+    );
+    Ok(())
+}
+
+/// Writes the schedule's HTML page to `path`, or to stdout when `None`.
+fn write_trend_page(
+    s: &benchrun_api::schedule::BenchmarkSchedule,
+    path: Option<String>,
+) -> Result<()> {
+    let generated = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)?
+        .to_string();
+    let mut html = Vec::new();
+    let charts = trend::write_trend_html(&mut html, s, &generated)?;
+    let Some(path) = path else {
+        io::stdout().lock().write_all(&html)?;
+        return Ok(());
+    };
+    std::fs::write(&path, &html).with_context(|| format!("failed to write {path}"))?;
+    let status = s.status.clone().unwrap_or_default();
+    eprintln!(
+        "wrote {path}: {charts} charts of {} cells, {} KiB",
+        status.series.len(),
+        html.len().div_ceil(1024)
     );
     Ok(())
 }

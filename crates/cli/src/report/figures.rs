@@ -7,7 +7,7 @@ use benchrun_api::{units, Capacity, CellResult, Coordinates};
 use benchrun_wire::{hist, LoadResult};
 use hdrhistogram::Histogram;
 
-use super::svg::{BarChart, Chart, LineChart, Scale, Series};
+use super::svg::{BarChart, Chart, LineChart, Overlay, Scale, Series};
 use crate::chart::{connection_groups, group_title};
 use crate::num::{self, Figures};
 
@@ -128,6 +128,7 @@ fn vs_connections(
         x_scale: Scale::Log2,
         y_label: y_label.into(),
         series,
+        overlay: Overlay::default(),
     })
 }
 
@@ -283,6 +284,7 @@ fn spectrum_charts(results: &[CellResult], details: &BTreeMap<String, LoadResult
                     x_scale: Scale::Percentile,
                     y_label: "latency (ms)".into(),
                     series: vec![line],
+                    overlay: Overlay::default(),
                 };
                 charts.push((group, chart));
             }
@@ -334,6 +336,7 @@ fn timeline_charts(
             x_scale: Scale::Linear,
             y_label: "requests per second".into(),
             series,
+            overlay: Overlay::default(),
         }));
     }
     let note = (!left_out.is_empty()).then(|| {
@@ -409,6 +412,7 @@ fn capacity_chart(c: &Capacity, results: &[CellResult]) -> Option<Chart> {
         x_scale: Scale::Log2,
         y_label: "requests per second".into(),
         series,
+        overlay: Overlay::default(),
     }))
 }
 

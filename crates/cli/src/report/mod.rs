@@ -7,6 +7,7 @@
 //! printing one figure.
 
 pub mod figures;
+pub mod overlay;
 pub mod svg;
 
 use std::collections::BTreeMap;
@@ -41,7 +42,8 @@ pub struct Report<'a> {
     pub notes: &'a [String],
 }
 
-const STYLE: &str = "
+/// The page styles, shared with the trend page (`trend -o FILE.html`).
+pub(crate) const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; margin: 24px auto;
        max-width: 1180px; padding: 0 16px; color: #222; background: #fff; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
@@ -224,7 +226,9 @@ pub fn percentile_table(results: &[CellResult]) -> Option<Table> {
     Some(t)
 }
 
-fn write_chart(w: &mut impl Write, c: &Chart) -> io::Result<()> {
+/// A chart as a `<figure>` with its heading, note, inline SVG and legend; a chart that
+/// cannot be drawn says why in its place.
+pub(crate) fn write_chart(w: &mut impl Write, c: &Chart) -> io::Result<()> {
     writeln!(
         w,
         "<figure class=\"chart\" id=\"{}\">\n<h3>{}</h3>\n<p>{}</p>",

@@ -4,9 +4,13 @@
 //! run; this module only draws. Axes are linear in the values they are given: a logarithmic
 //! axis is a linear one over `log2`/`log10` of the values, labelled back in the original unit
 //! by [`Scale`], so every chart uses one coordinate type and the ticks fall on round values.
+//! A line chart may carry an [`Overlay`] (intervals as bands, segment means, change markers)
+//! and per-point tooltips: the trend page's charts.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+
+pub use super::overlay::{Band, Level, Marker, Overlay};
 
 /// Width of every chart in pixels.
 pub const WIDTH: u32 = 880;
@@ -43,6 +47,8 @@ fn color(i: usize) -> RGBColor {
 pub enum Scale {
     /// Values as they are.
     Linear,
+    /// Values as they are, ticks only at whole numbers: ordinals (the runs of a schedule).
+    Ordinal,
     /// Positions are `log2(value)`; ticks at powers of two (connection counts).
     Log2,
     /// Positions are `log10(1 / (1 - q))` of a quantile `q`; ticks at 0 %, 90 %, 99 %, …
@@ -53,7 +59,7 @@ impl Scale {
     /// The axis position of a value (`None` where the scale has none, e.g. `log2(0)`).
     pub fn position(self, v: f64) -> Option<f64> {
         let p = match self {
-            Scale::Linear => v,
+            Scale::Linear | Scale::Ordinal => v,
             Scale::Log2 if v > 0.0 => v.log2(),
             Scale::Percentile if (0.0..1.0).contains(&v) => (1.0 / (1.0 - v)).log10(),
             _ => return None,
@@ -66,6 +72,7 @@ impl Scale {
         let whole = (p - p.round()).abs() < 1e-9;
         match self {
             Scale::Linear => short(p),
+            Scale::Ordinal if whole => format!("{}", p.round()),
             Scale::Log2 if whole => short(2f64.powf(p.round())),
             Scale::Percentile if whole => {
                 let q = 100.0 * (1.0 - 10f64.powf(-p.round()));
@@ -106,6 +113,9 @@ pub struct Series {
     pub markers_only: bool,
     /// Markers on the line's points.
     pub markers: bool,
+    /// A tooltip per point (same order as `points`), shown when the pointer rests on it;
+    /// empty for none.
+    pub tips: Vec<String>,
 }
 
 impl Series {
@@ -117,6 +127,7 @@ impl Series {
             dashed: false,
             markers_only: false,
             markers: true,
+            tips: Vec::new(),
         }
     }
 }
@@ -138,6 +149,8 @@ pub struct LineChart {
     pub y_label: String,
     /// The lines; series `i` has colour [`color_hex`]`(i)`.
     pub series: Vec<Series>,
+    /// Bands, segment means and change markers drawn with the lines (none in a run's report).
+    pub overlay: Overlay,
 }
 
 /// Grouped vertical bars over categories, with an optional horizontal reference line.
@@ -196,12 +209,16 @@ impl Chart {
     /// Legend entries: name, colour, dashed.
     pub fn legend(&self) -> Vec<(String, String, bool)> {
         match self {
-            Chart::Line(c) => c
-                .series
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name.clone(), color_hex(i), s.dashed))
-                .collect(),
+            Chart::Line(c) => {
+                let mut entries: Vec<_> = c
+                    .series
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (s.name.clone(), color_hex(i), s.dashed))
+                    .collect();
+                entries.extend(c.overlay.legend());
+                entries
+            }
             Chart::Bar(c) => c
                 .groups
                 .iter()
@@ -214,17 +231,18 @@ impl Chart {
     /// The chart as an `<svg>` element.
     pub fn to_svg(&self) -> Result<String, String> {
         let mut out = String::new();
+        let mut tips = Vec::new();
         {
             let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
             root.fill(&WHITE).map_err(|e| e.to_string())?;
             match self {
-                Chart::Line(c) => draw_lines(&root, c),
+                Chart::Line(c) => draw_lines(&root, c).map(|t| tips = t),
                 Chart::Bar(c) => draw_bars(&root, c),
             }
             .map_err(|e| format!("chart {}: {e}", self.id()))?;
             root.present().map_err(|e| e.to_string())?;
         }
-        Ok(out)
+        Ok(super::overlay::with_tips(out, &tips))
     }
 }
 
@@ -251,7 +269,11 @@ fn y_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo, hi)
 }
 
-fn draw_lines(root: &DrawingArea<SVGBackend, Shift>, c: &LineChart) -> DrawResult {
+/// Draws a line chart; returns the tooltips of its points at their pixel positions.
+fn draw_lines(
+    root: &DrawingArea<SVGBackend, Shift>,
+    c: &LineChart,
+) -> Result<Vec<super::overlay::Tip>, Box<dyn std::error::Error>> {
     let placed: Vec<Vec<(f64, f64)>> = c
         .series
         .iter()
@@ -262,12 +284,22 @@ fn draw_lines(root: &DrawingArea<SVGBackend, Shift>, c: &LineChart) -> DrawResul
                 .collect()
         })
         .collect();
-    let xs = placed.iter().flatten().map(|p| p.0);
-    let (x_lo, x_hi) = xs
-        .clone()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let tips: Vec<((f64, f64), &str)> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().zip(&s.tips))
+        .filter_map(|(&(x, y), tip)| Some(((c.x_scale.position(x)?, y), tip.as_str())))
+        .filter(|(p, _)| p.1.is_finite())
+        .collect();
+    let xs = placed.iter().flatten().map(|p| p.0).chain(c.overlay.xs());
+    let (x_lo, x_hi) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
     let (x_lo, x_hi) = padded(x_lo, x_hi);
-    let (y_lo, y_hi) = y_range(placed.iter().flatten().map(|p| p.1));
+    let ys = placed.iter().flatten().map(|p| p.1);
+    let (y_lo, y_hi) = if c.overlay.zoom_y {
+        c.overlay.y_range(ys)
+    } else {
+        y_range(ys)
+    };
     let mut chart = ChartBuilder::on(root)
         .margin(12)
         .x_label_area_size(44)
@@ -292,6 +324,7 @@ fn draw_lines(root: &DrawingArea<SVGBackend, Shift>, c: &LineChart) -> DrawResul
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 17))
         .draw()?;
+    c.overlay.draw_under(&mut chart)?;
     for (i, (s, points)) in c.series.iter().zip(&placed).enumerate() {
         let style = ShapeStyle::from(color(i)).stroke_width(2);
         if !s.markers_only {
@@ -309,7 +342,11 @@ fn draw_lines(root: &DrawingArea<SVGBackend, Shift>, c: &LineChart) -> DrawResul
             )?;
         }
     }
-    Ok(())
+    c.overlay.draw_over(&mut chart)?;
+    Ok(tips
+        .iter()
+        .map(|(p, tip)| (chart.backend_coord(p), tip.to_string()))
+        .collect())
 }
 
 fn draw_bars(root: &DrawingArea<SVGBackend, Shift>, c: &BarChart) -> DrawResult {
@@ -426,6 +463,7 @@ mod tests {
                     ..Series::line("b", vec![(1.0, 90.0), (16.0, 200.0)])
                 },
             ],
+            overlay: Overlay::default(),
         });
         let svg = chart.to_svg().unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
