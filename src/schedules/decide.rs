@@ -2,13 +2,12 @@
 //! which runs it deletes, and the status it reports. The reconcile ([`super::reconcile`])
 //! gathers the facts and carries the decision out.
 
-use std::collections::BTreeMap;
 use std::str::FromStr as _;
 
 use benchrun_api::history;
 use benchrun_api::schedule::{
-    BenchmarkSchedule, ConcurrencyPolicy, ScheduledRun, SeriesChange, SCHEDULED_AT_ANNOTATION,
-    SCHEDULE_LABEL, TRIGGER_ANNOTATION,
+    BenchmarkSchedule, ConcurrencyPolicy, ScheduledRun, SCHEDULED_AT_ANNOTATION, SCHEDULE_LABEL,
+    TRIGGER_ANNOTATION,
 };
 use benchrun_api::{BaselineSpec, BenchmarkRun, Phase};
 use croner::parser::{CronParser, Seconds, Year};
@@ -304,60 +303,4 @@ pub fn scheduled_runs(runs: &[&BenchmarkRun]) -> Vec<ScheduledRun> {
             }
         })
         .collect()
-}
-
-/// The `Regressed` condition from the changes: `True` when the newest change of some cell's
-/// figure is for the worse (naming its first run and the step), else `False`.
-pub fn regressed(changes: &[SeriesChange]) -> (bool, String, String) {
-    let mut newest: BTreeMap<(&str, &str), &SeriesChange> = BTreeMap::new();
-    for c in changes {
-        let e = newest
-            .entry((c.cell.as_str(), c.figure.as_str()))
-            .or_insert(c);
-        if c.index > e.index {
-            *e = c;
-        }
-    }
-    let worse: Vec<String> = newest
-        .values()
-        .filter(|c| c.worse)
-        .map(|c| {
-            format!(
-                "{} of {} {} by {:.1}% from run {} (mean {} → {}{})",
-                c.figure,
-                c.cell,
-                if c.step < 0.0 { "fell" } else { "rose" },
-                c.step.abs() * 100.0,
-                c.run,
-                round(c.before),
-                round(c.after),
-                if c.provisional { ", provisional" } else { "" }
-            )
-        })
-        .collect();
-    if worse.is_empty() {
-        let reason = if changes.is_empty() {
-            "NoChange"
-        } else {
-            "NoneWorse"
-        };
-        (
-            false,
-            reason.into(),
-            "no step for the worse in the series".into(),
-        )
-    } else {
-        (true, "StepFound".into(), worse.join("; "))
-    }
-}
-
-/// Three significant digits, for messages.
-fn round(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
 }

@@ -206,7 +206,7 @@ fn status(
         s,
         now,
     ));
-    let (worse, reason, message) = decide::regressed(&changes);
+    let (worse, reason, message) = benchrun_api::history::regressed(&changes);
     conditions.push(condition(
         &old.conditions,
         "Regressed",

@@ -227,7 +227,7 @@ fn regressed_names_the_first_run_of_the_newest_worse_step() {
         worse,
         provisional: false,
     };
-    let (worse, reason, msg) = decide::regressed(&[c(4, -0.23, true)]);
+    let (worse, reason, msg) = benchrun_api::history::regressed(&[c(4, -0.23, true)]);
     assert!(worse);
     assert_eq!(reason, "StepFound");
     assert!(
@@ -235,10 +235,11 @@ fn regressed_names_the_first_run_of_the_newest_worse_step() {
         "{msg}"
     );
     // A later step back up ends it.
-    let (worse, reason, _) = decide::regressed(&[c(4, -0.23, true), c(9, 0.3, false)]);
+    let (worse, reason, _) =
+        benchrun_api::history::regressed(&[c(4, -0.23, true), c(9, 0.3, false)]);
     assert!(!worse);
     assert_eq!(reason, "NoneWorse");
-    assert_eq!(decide::regressed(&[]).1, "NoChange");
+    assert_eq!(benchrun_api::history::regressed(&[]).1, "NoChange");
 }
 
 fn measured(name: &str, finished: &str, throughput: f64) -> BenchmarkRun {

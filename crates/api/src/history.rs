@@ -263,6 +263,62 @@ pub fn verdict(run: &BenchmarkRun) -> String {
     Phase::Succeeded.to_string()
 }
 
+/// The `Regressed` condition from the changes: `True` when the newest change of some cell's
+/// figure is for the worse (naming its first run and the step), else `False`.
+pub fn regressed(changes: &[SeriesChange]) -> (bool, String, String) {
+    let mut newest: BTreeMap<(&str, &str), &SeriesChange> = BTreeMap::new();
+    for c in changes {
+        let e = newest
+            .entry((c.cell.as_str(), c.figure.as_str()))
+            .or_insert(c);
+        if c.index > e.index {
+            *e = c;
+        }
+    }
+    let worse: Vec<String> = newest
+        .values()
+        .filter(|c| c.worse)
+        .map(|c| {
+            format!(
+                "{} of {} {} by {:.1}% from run {} (mean {} → {}{})",
+                c.figure,
+                c.cell,
+                if c.step < 0.0 { "fell" } else { "rose" },
+                c.step.abs() * 100.0,
+                c.run,
+                round(c.before),
+                round(c.after),
+                if c.provisional { ", provisional" } else { "" }
+            )
+        })
+        .collect();
+    if worse.is_empty() {
+        let reason = if changes.is_empty() {
+            "NoChange"
+        } else {
+            "NoneWorse"
+        };
+        (
+            false,
+            reason.into(),
+            "no step for the worse in the series".into(),
+        )
+    } else {
+        (true, "StepFound".into(), worse.join("; "))
+    }
+}
+
+/// Three significant digits, for messages.
+fn round(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
 #[cfg(test)]
 #[path = "history_tests.rs"]
 mod tests;
