@@ -141,10 +141,11 @@ pub fn decide(f: &Facts) -> Decision {
     // someone asked for it. The scheduled time (if also due) is decided in the next reconcile.
     if let Some(v) = trigger.filter(|v| status.last_trigger.as_ref() != Some(*v)) {
         d.last_trigger = Some(v.clone());
-        d.create = Some((
-            Fire::Manual(v.clone()),
-            new_run(f, &Fire::Manual(v.clone())),
-        ));
+        let fire = Fire::Manual(v.clone());
+        // The cache of schedules may not show the status written with the run yet.
+        if !exists(f, &fire) {
+            d.create = Some((fire.clone(), new_run(f, &fire)));
+        }
     }
     // A template the operator would refuse makes runs that fail at once: none is created.
     if let Err(errors) = benchrun_api::validate(&spec.run_template.spec) {
@@ -183,6 +184,10 @@ pub fn decide(f: &Facts) -> Decision {
         return d;
     };
     d.last_schedule_time = Some(due);
+    if exists(f, &Fire::Scheduled(due)) {
+        // Acted on already: the status that says so has not reached the cache yet.
+        return d;
+    }
     let deadline = spec.starting_deadline_seconds.unwrap_or(DEFAULT_DEADLINE);
     let late = f.now.duration_since(due);
     if late > SignedDuration::from_secs(deadline) {
@@ -206,6 +211,17 @@ pub fn decide(f: &Facts) -> Decision {
     }
     d.create = Some((Fire::Scheduled(due), new_run(f, &Fire::Scheduled(due))));
     d
+}
+
+/// Whether the run a fire creates exists already.
+fn exists(f: &Facts, fire: &Fire) -> bool {
+    let name = run_name(
+        f.schedule.metadata.name.as_deref().unwrap_or_default(),
+        fire,
+    );
+    f.runs
+        .iter()
+        .any(|r| r.metadata.name.as_deref() == Some(name.as_str()))
 }
 
 /// The runs past `historyLimit`: the oldest finished runs beyond the newest `limit` finished

@@ -137,7 +137,16 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
     if let Some(r) = &created {
         runs.push(r);
     }
+    let unfinished = runs.iter().any(|r| {
+        !r.status
+            .as_ref()
+            .and_then(|s| s.phase)
+            .is_some_and(Phase::is_final)
+    });
     let status = status(&s, &runs, &d, now);
+    if s.status.as_ref() == Some(&status) {
+        return Ok(requeue(&d, now, unfinished));
+    }
     let body = serde_json::json!({
         "apiVersion": "benchrun.dev/v1alpha1",
         "kind": "BenchmarkSchedule",
@@ -150,21 +159,31 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             &Patch::Apply(&body),
         )
         .await?;
-    Ok(requeue(&d, now))
+    Ok(requeue(&d, now, unfinished))
 }
 
+/// How often a schedule with an unfinished run looks again. Its reconcile is woken by its runs'
+/// changes, but reads them from the run controller's cache, which may not show the change yet:
+/// without this a run's last change (its end) could wait for the next fire time to be read.
+/// A reconcile that changes nothing writes nothing.
+const WHILE_RUNNING: Duration = Duration::from_secs(10);
+
 /// When to look again: at once after a manual run (a scheduled time may also be due), else
-/// just after the next fire time; a suspended or invalid schedule waits for a change.
-fn requeue(d: &Decision, now: Timestamp) -> Action {
+/// just after the next fire time, and within [`WHILE_RUNNING`] while a run is unfinished; a
+/// suspended or invalid schedule without unfinished runs waits for a change.
+fn requeue(d: &Decision, now: Timestamp, unfinished: bool) -> Action {
     if matches!(d.create, Some((Fire::Manual(_), _))) {
         return Action::requeue(Duration::from_secs(1));
     }
-    match d.next {
-        Some(next) => {
-            let ms = next.duration_since(now).as_millis().max(0) as u64 + 500;
-            Action::requeue(Duration::from_millis(ms))
-        }
-        None => Action::await_change(),
+    let next = d.next.map(|next| {
+        let ms = next.duration_since(now).as_millis().max(0) as u64 + 500;
+        Duration::from_millis(ms)
+    });
+    match (next, unfinished) {
+        (Some(n), true) => Action::requeue(n.min(WHILE_RUNNING)),
+        (Some(n), false) => Action::requeue(n),
+        (None, true) => Action::requeue(WHILE_RUNNING),
+        (None, false) => Action::await_change(),
     }
 }
 

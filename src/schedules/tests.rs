@@ -295,3 +295,25 @@ fn a_template_the_operator_would_refuse_creates_no_run_and_names_the_field() {
         "{why}"
     );
 }
+
+#[test]
+fn a_time_or_trigger_whose_run_exists_is_neither_created_again_nor_skipped() {
+    // The schedule's cached status may lag the run it just created.
+    let s = schedule(serde_json::json!({}));
+    let runs = [run(
+        "nightly-202612061001",
+        "2026-12-06T10:01:00Z",
+        Phase::Running,
+    )];
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:02Z"));
+    assert!(d.create.is_none());
+    assert_eq!(d.skip, None, "not skipped on account of its own run");
+    assert_eq!(d.last_schedule_time, Some(t("2026-12-06T10:01:00Z")));
+    let mut s = schedule(serde_json::json!({}));
+    s.metadata.annotations = Some([("benchrun.dev/trigger".to_string(), "7".to_string())].into());
+    let name = decide::run_name("nightly", &Fire::Manual("7".into()));
+    let runs = [run(&name, "2026-12-06T10:00:50Z", Phase::Running)];
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:00:55Z"));
+    assert!(d.create.is_none());
+    assert_eq!(d.last_trigger.as_deref(), Some("7"));
+}
