@@ -101,6 +101,7 @@ smoke: cluster
 e2e: install stacks
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %) $(E2E_FULL_ONLY:%=--skip %)
+	$(CARGO) test --release --workspace --test gauges_promql -- --ignored
 	CARGO=$(CARGO) tests/prometheus-live.sh
 
 ## e2e-full: the end-to-end suite at the sizes its tests were written with (BENCHRUN_E2E_FULL=1:
@@ -110,6 +111,7 @@ E2E_FULL_ONLY ?= seeds::seed_ $(SEARCH_FULL)
 e2e-full: install stacks
 	eval "$$(hack/cluster.sh env)"
 	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %)
+	$(CARGO) test --release --workspace --test gauges_promql -- --ignored
 	CARGO=$(CARGO) tests/prometheus-live.sh
 
 ## e2e-pending: the end-to-end tests written in the third wave that have not yet passed on the
