@@ -1,6 +1,6 @@
 use std::str::FromStr as _;
 
-use benchrun_api::schedule::{BenchmarkSchedule, BenchmarkScheduleStatus, SeriesChange};
+use benchrun_api::schedule::{BenchmarkSchedule, BenchmarkScheduleStatus};
 use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, CellResult, Coordinates, Phase};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -212,34 +212,6 @@ fn history_limit_deletes_the_oldest_finished_runs_but_never_an_unfinished_one_or
     runs.extend((1..4).map(|i| run(&format!("f{i}"), &at(i), Phase::Failed)));
     let refs: Vec<&BenchmarkRun> = runs.iter().collect();
     assert_eq!(decide::prune(&refs, Some(1)), ["f1", "f2"]);
-}
-
-#[test]
-fn regressed_names_the_first_run_of_the_newest_worse_step() {
-    let c = |index, step: f64, worse| SeriesChange {
-        cell: "demo/hello cpu=1 mem=1Gi c=4".into(),
-        figure: "throughput".into(),
-        run: format!("r{index}"),
-        index,
-        before: 1000.0,
-        after: 1000.0 * (1.0 + step),
-        step,
-        worse,
-        provisional: false,
-    };
-    let (worse, reason, msg) = benchrun_api::history::regressed(&[c(4, -0.23, true)]);
-    assert!(worse);
-    assert_eq!(reason, "StepFound");
-    assert!(
-        msg.contains("fell by 23.0% from run r4 (mean 1000 → 770)"),
-        "{msg}"
-    );
-    // A later step back up ends it.
-    let (worse, reason, _) =
-        benchrun_api::history::regressed(&[c(4, -0.23, true), c(9, 0.3, false)]);
-    assert!(!worse);
-    assert_eq!(reason, "NoneWorse");
-    assert_eq!(benchrun_api::history::regressed(&[]).1, "NoChange");
 }
 
 fn measured(name: &str, finished: &str, throughput: f64) -> BenchmarkRun {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::schedule::ChangepointSpec;
+use crate::schedule::{ChangepointSpec, SeriesChange};
 use crate::status::{BenchmarkRunStatus, Latency};
 use crate::BenchmarkRunSpec;
 
@@ -193,4 +193,31 @@ fn the_verdict_reads_phase_regression_and_slos() {
         },
     );
     assert_eq!(verdict(&r), "Regressed");
+}
+
+#[test]
+fn regressed_names_the_first_run_of_the_newest_worse_step() {
+    let c = |index, step: f64, worse| SeriesChange {
+        cell: "demo/hello cpu=1 mem=1Gi c=4".into(),
+        figure: "throughput".into(),
+        run: format!("r{index}"),
+        index,
+        before: 1000.0,
+        after: 1000.0 * (1.0 + step),
+        step,
+        worse,
+        provisional: false,
+    };
+    let (worse, reason, msg) = regressed(&[c(4, -0.23, true)]);
+    assert!(worse);
+    assert_eq!(reason, "StepFound");
+    assert!(
+        msg.contains("fell by 23.0% from run r4 (mean 1000 → 770)"),
+        "{msg}"
+    );
+    // A later step back up ends it.
+    let (worse, reason, _) = regressed(&[c(4, -0.23, true), c(9, 0.3, false)]);
+    assert!(!worse);
+    assert_eq!(reason, "NoneWorse");
+    assert_eq!(regressed(&[]).1, "NoChange");
 }
