@@ -192,3 +192,41 @@ fn every_run_in_the_readme_and_the_docs_parses_validates_and_passes_cel() {
     );
     assert!(seen >= 1, "no run in README.md and docs/");
 }
+
+#[test]
+fn every_schedule_example_parses_and_its_run_template_validates() {
+    let dir = repo().join("examples/schedules");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("examples/schedules/ exists") {
+        let path = e.expect("readable entry").path();
+        let text = std::fs::read_to_string(&path).expect("readable example");
+        let s: benchrun_api::schedule::BenchmarkSchedule =
+            serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // serde skips unknown fields; the apiserver's strict decoding refuses them.
+        let written: serde_json::Value = serde_yaml::from_str(&text).expect("YAML");
+        let read = serde_json::to_value(&s).expect("serializes");
+        if let Some(field) = unknown_field(&written, &read, "") {
+            panic!("{}: unknown field {field}", path.display());
+        }
+        if let Err(errors) = validate(&s.spec.run_template.spec) {
+            panic!("{}: runTemplate.spec: {errors:?}", path.display());
+        }
+        n += 1;
+    }
+    assert!(n >= 1, "no schedule example in {}", dir.display());
+}
+
+/// The first field of `written` that `read` (the same object through the Rust types) lacks.
+fn unknown_field(
+    written: &serde_json::Value,
+    read: &serde_json::Value,
+    at: &str,
+) -> Option<String> {
+    let (Some(w), Some(r)) = (written.as_object(), read.as_object()) else {
+        return None;
+    };
+    w.iter().find_map(|(k, v)| match r.get(k) {
+        None => Some(format!("{at}.{k}")),
+        Some(rv) => unknown_field(v, rv, &format!("{at}.{k}")),
+    })
+}
