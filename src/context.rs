@@ -44,8 +44,10 @@ pub struct Context {
     pub client: Client,
     /// Operator settings.
     pub config: Config,
-    /// The controller's cache of runs (for the queue).
+    /// The controller's cache of runs (for the queue and `spec.baseline`).
     pub store: Store<BenchmarkRun>,
+    /// The caches of the runs' children and the nodes, which observation reads.
+    pub children: crate::caches::Children,
     /// This process's measuring-slot grants (read by observation, taken by the controller).
     pub slots: Slots,
     /// Metrics.

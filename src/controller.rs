@@ -12,17 +12,18 @@ use futures::{FutureExt as _, StreamExt};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::builders::{self, Owner};
+use crate::caches::Children;
 pub use crate::context::{Config, Context};
 use crate::error::{self, Class, Error, Result};
 use crate::names::{self, label, role, MANAGER};
@@ -48,12 +49,43 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         }
     }
     let owned = watcher::Config::default().labels(names::MANAGED_SELECTOR);
-    let load_pods = watcher::Config::default().labels(&format!(
-        "{},{}={}",
-        names::MANAGED_SELECTOR,
-        label::ROLE,
-        role::LOAD
-    ));
+    let ns = &config.namespace;
+    // The children's watches fill the caches observation reads and wake the runs they belong
+    // to; nodes are cached by a cluster-wide operator only (a namespaced one may not list them).
+    let (caches, writers) = Children::new(ns.is_none());
+    fn cached<K>(
+        writer: reflector::store::Writer<K>,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> impl futures::Stream<Item = Result<K, watcher::Error>> + Send + 'static
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        reflector::reflector(writer, watcher(api, config).default_backoff()).touched_objects()
+    }
+    let deployments = cached(writers.deployments, children(&client, ns), owned.clone());
+    let services = cached(writers.services, children(&client, ns), owned.clone());
+    let jobs = cached(writers.jobs, children(&client, ns), owned.clone());
+    let configmaps = cached(writers.configmaps, children(&client, ns), owned.clone());
+    let pods = cached(writers.pods, children::<Pod>(&client, ns), owned);
+    if let Some(w) = writers.nodes {
+        let nodes = cached(
+            w,
+            Api::<Node>::all(client.clone()),
+            watcher::Config::default(),
+        );
+        tokio::spawn(nodes.for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "nodes watch failed; retrying with backoff");
+            }
+        }));
+    }
     let controller = Controller::new(runs, watcher::Config::default());
     let store = controller.store();
     let reporter = Reporter {
@@ -65,6 +97,7 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         slots: Slots::new(config.max_measuring_runs),
         recorder: Recorder::new(client.clone(), reporter),
         store: store.clone(),
+        children: caches,
         metrics: metrics.clone(),
         prometheus: PrometheusClients::new(),
         failures: Mutex::default(),
@@ -90,18 +123,20 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
     });
     let (wake, woken) = futures::channel::mpsc::unbounded();
     tokio::spawn(wake_waiting_runs(ctx.clone(), wake));
-    let ns = &config.namespace;
     // BenchmarkSchedules read their runs from this controller's cache.
     let schedules = crate::schedules::run(client.clone(), ns.clone(), ctx.store.clone());
     let runs = controller
         .reconcile_on(woken)
-        .owns(children::<Deployment>(&client, ns), owned.clone())
-        .owns(children::<Service>(&client, ns), owned.clone())
-        .owns(children::<Job>(&client, ns), owned.clone())
-        .owns(children::<ConfigMap>(&client, ns), owned)
+        .owns_stream(deployments)
+        .owns_stream(services)
+        .owns_stream(jobs)
+        .owns_stream(configmaps)
         // A load pod that ended wakes its run at once: the Job controller marks the Job
         // complete up to a second later (it batches its syncs).
-        .watches(children::<Pod>(&client, ns), load_pods, |pod: Pod| {
+        .watches_stream(pods, |pod: Pod| {
+            if pod.labels().get(label::ROLE).map(String::as_str) != Some(role::LOAD) {
+                return None;
+            }
             let run = pod.annotations().get(names::RUN_NAME)?.clone();
             Some(ObjectRef::new(&run).within(&pod.namespace()?))
         })
@@ -202,7 +237,9 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
     };
     // With `spec.search`, the cells the search has made so far and the one it measures next.
     let v = crate::search::extend(&v, &status).into_owned();
-    let mut observed = observe(ctx, run, &owner, &v, &status, now).await?;
+    let slot = crate::observe::slot(ctx, run, &status).await;
+    let reads = plan::reads(&v, &owner.name, &status, &slot, now);
+    let mut observed = observe(ctx, &owner, generation, slot, &reads).await?;
     observed.retrying = lock(&ctx.failures).contains_key(&slots::key(run));
     let mut decision = plan::plan(&v, &status, &observed, now);
     match apply(ctx, &owner, &v, &decision.actions).await? {
@@ -367,7 +404,7 @@ async fn apply_one(
             let s = builders::build_target_service(owner, v, cell);
             ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
         }
-        Action::DeleteTargets { except } => delete_targets(c, owner, except.as_ref()).await?,
+        Action::DeleteTargets { except } => delete_targets(ctx, owner, except.as_ref()).await?,
         Action::ApplyServices { node_selector } => {
             let pull = &ctx.config.image_pull_policy;
             for i in 0..v.spec.services.len() {
@@ -387,7 +424,7 @@ async fn apply_one(
             let job = builders::build_seed_job(owner, v, *service, addresses, pull);
             ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
         }
-        Action::DeleteServices => delete_services(c, owner).await?,
+        Action::DeleteServices => delete_services(ctx, owner).await?,
         Action::CreateJob {
             cell,
             repeat,
@@ -453,60 +490,71 @@ fn take_slot(ctx: &Context, owner: &Owner) {
 }
 
 /// Deletes this run's target Deployments and Services, except configuration `except`.
-async fn delete_targets(c: &Client, owner: &Owner, except: Option<&String>) -> Result<()> {
-    let ns = &owner.namespace;
-    let sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
+async fn delete_targets(ctx: &Context, owner: &Owner, except: Option<&String>) -> Result<()> {
+    let (c, k, ns) = (&ctx.client, &ctx.children, &owner.namespace);
+    let sel = names::common_labels(&owner.name, role::TARGET);
     let keep = |labels: &std::collections::BTreeMap<String, String>| {
         except.is_some() && labels.get(label::CONFIG) == except
     };
     // Foreground: the Deployment stays until its pods are gone, so the next configuration is
     // not measured beside them.
     let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+    let fg = DeleteParams::foreground();
     delete_unkept(
         &deployments,
+        &k.deployments,
+        ns,
         &sel,
         keep,
-        &DeleteParams::foreground(),
+        &fg,
         "Deployment",
     )
     .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
-    delete_unkept(&services, &sel, keep, &DeleteParams::default(), "Service").await
+    let dp = DeleteParams::default();
+    delete_unkept(&services, &k.services, ns, &sel, keep, &dp, "Service").await
 }
 
 /// Deletes this run's backing services (Deployments and Services) and seeding Jobs.
-async fn delete_services(c: &Client, owner: &Owner) -> Result<()> {
-    let ns = &owner.namespace;
-    let sel = names::selector(&names::common_labels(&owner.name, role::SERVICE));
-    let seeds = names::selector(&names::common_labels(&owner.name, role::SEED));
+async fn delete_services(ctx: &Context, owner: &Owner) -> Result<()> {
+    let (c, k, ns) = (&ctx.client, &ctx.children, &owner.namespace);
+    let sel = names::common_labels(&owner.name, role::SERVICE);
+    let seeds = names::common_labels(&owner.name, role::SEED);
     let all = |_: &std::collections::BTreeMap<String, String>| false;
+    let bg = DeleteParams::background();
     let jobs = Api::<Job>::namespaced(c.clone(), ns);
-    delete_unkept(&jobs, &seeds, all, &DeleteParams::background(), "Job").await?;
+    delete_unkept(&jobs, &k.jobs, ns, &seeds, all, &bg, "Job").await?;
     let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
     delete_unkept(
         &deployments,
+        &k.deployments,
+        ns,
         &sel,
         all,
-        &DeleteParams::background(),
+        &bg,
         "Deployment",
     )
     .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
-    delete_unkept(&services, &sel, all, &DeleteParams::default(), "Service").await
+    let dp = DeleteParams::default();
+    delete_unkept(&services, &k.services, ns, &sel, all, &dp, "Service").await
 }
 
-/// Deletes the objects matching `selector` whose labels `keep` does not keep.
+/// Deletes the objects carrying the labels `selector` (as the watch cache `cached` holds
+/// them) whose labels `keep` does not keep.
 async fn delete_unkept<K>(
     api: &Api<K>,
-    selector: &str,
+    cached: &kube::runtime::reflector::Store<K>,
+    namespace: &str,
+    selector: &std::collections::BTreeMap<String, String>,
     keep: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
     dp: &DeleteParams,
     kind: &'static str,
 ) -> Result<()>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + 'static,
 {
-    for o in crate::observe::list(api, selector).await? {
+    for o in crate::caches::matching(cached, namespace, selector) {
         if !keep(o.labels()) {
             delete(api, &o.name_any(), dp, kind).await?;
         }

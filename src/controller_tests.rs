@@ -1,6 +1,8 @@
 //! The controller against an in-memory apiserver ([`crate::fake_api`]): reconciles that
 //! carry a cell from its first apply to its recorded result, an apply the apiserver refuses,
-//! failing reads retried with backoff, and a watch of the runs that is lost and listed again.
+//! failing writes retried with backoff, reads served from the caches (none sent while they
+//! hold the children; none answered before they are synced), and a watch of the runs that is
+//! lost and listed again.
 //!
 //! The tests play the cluster between reconciles (a Deployment becomes available, a Job
 //! completes and its pod's log holds the load result). Prometheus is a closed loopback port:
@@ -92,6 +94,21 @@ struct Operator {
     fake: FakeApi,
     ctx: Arc<Context>,
     cache: Writer<BenchmarkRun>,
+    children: crate::caches::Writers,
+    /// Whether [`Operator::reconcile`] fills the children caches first.
+    relist: bool,
+}
+
+/// Fills `w` with every object of its kind the fake holds, as a watch's (re)list would.
+fn relist<K>(fake: &FakeApi, w: &mut Writer<K>)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + 'static,
+{
+    w.apply_watcher_event(&watcher::Event::Init);
+    for o in fake.list::<K>(None) {
+        w.apply_watcher_event(&watcher::Event::InitApply(o));
+    }
+    w.apply_watcher_event(&watcher::Event::InitDone);
 }
 
 impl Operator {
@@ -105,6 +122,7 @@ impl Operator {
         cache.apply_watcher_event(&watcher::Event::InitDone);
         let client = fake.client();
         let config = config();
+        let (children, writers) = crate::caches::Children::new(true);
         let reporter = Reporter {
             controller: MANAGER.into(),
             instance: None,
@@ -114,6 +132,7 @@ impl Operator {
             slots: Slots::new(config.max_measuring_runs),
             recorder: Recorder::new(client, reporter),
             store,
+            children,
             metrics: Arc::new(Metrics::default()),
             prometheus: PrometheusClients::new(),
             failures: Mutex::default(),
@@ -123,6 +142,8 @@ impl Operator {
             fake: fake.clone(),
             ctx,
             cache,
+            children: writers,
+            relist: true,
         }
     }
 
@@ -138,10 +159,23 @@ impl Operator {
         self.run(name).status.unwrap_or_default()
     }
 
-    /// One reconcile of run `name`.
+    /// One reconcile of run `name`, with the caches holding what the fake holds (as the
+    /// watches would have delivered it by then).
     async fn reconcile(&mut self, name: &str) -> Result<Requeue> {
         for run in self.fake.list::<BenchmarkRun>(None) {
             self.cache.apply_watcher_event(&watcher::Event::Apply(run));
+        }
+        let (f, w) = (&self.fake, &mut self.children);
+        if !self.relist {
+            return reconcile(Arc::new(self.run(name)), self.ctx.clone()).await;
+        }
+        relist(f, &mut w.deployments);
+        relist(f, &mut w.services);
+        relist(f, &mut w.jobs);
+        relist(f, &mut w.configmaps);
+        relist(f, &mut w.pods);
+        if let Some(nodes) = w.nodes.as_mut() {
+            relist(f, nodes);
         }
         reconcile(Arc::new(self.run(name)), self.ctx.clone()).await
     }
@@ -387,6 +421,26 @@ async fn a_cell_goes_from_its_first_apply_to_a_recorded_result_and_its_children_
     assert!(order.is_sorted(), "{order:?}");
     assert!(!requests.iter().any(|r| r.is_apply_of("benchmarkruns")));
 
+    // Observation read the children, the nodes and the baseline from the caches: the
+    // apiserver was asked only for the load pod's log, and once, before the run took its
+    // slot, for the cluster's unfinished pods (the nodes' room).
+    let reads: Vec<String> = requests
+        .iter()
+        .filter(|r| r.method == Method::GET)
+        .map(|r| format!("{} {}", r.path, r.query))
+        .collect();
+    let [pods, log] = reads.as_slice() else {
+        panic!("two reads: {reads:#?}");
+    };
+    assert!(
+        pods.starts_with("/api/v1/pods ") && pods.contains("status.phase"),
+        "{pods}"
+    );
+    assert!(
+        log.starts_with(&format!("/api/v1/namespaces/{NS}/pods/")) && log.contains("/log "),
+        "{log}"
+    );
+
     // Cleanup policy Delete: the load Job once measured, the target once the run finished.
     assert_eq!(
         deleted(&requests),
@@ -517,29 +571,34 @@ async fn a_refused_apply_fails_its_cell_with_the_apiservers_message_and_frees_th
 }
 
 #[tokio::test]
-async fn failing_reads_are_retried_with_backoff_announced_once_then_the_run_goes_on() {
+async fn failing_writes_are_retried_with_backoff_announced_once_then_the_run_goes_on() {
     let fake = FakeApi::new();
     fake.put(&node());
     fake.put(&benchmark_run("demo", 5));
     fake.fail(
-        Method::GET,
-        "/deployments",
+        Method::PATCH,
+        "/benchmarkruns/demo/status",
         Fault::Status(500, "InternalError", "etcdserver: request timed out".into()),
         1,
     );
-    fake.fail(Method::GET, "/deployments", Fault::Disconnect, 1);
+    fake.fail(
+        Method::PATCH,
+        "/benchmarkruns/demo/status",
+        Fault::Disconnect,
+        1,
+    );
     let mut op = Operator::new(&fake);
     let run = Arc::new(op.run("demo"));
 
     let first = op.reconcile("demo").await.unwrap_err();
-    assert!(matches!(first, Error::ObserveFailed { .. }), "{first}");
+    assert!(matches!(first, Error::StatusFailed { .. }), "{first}");
     assert!(first.to_string().contains("etcdserver: request timed out"));
     assert_eq!(
         error_policy(run.clone(), &first, op.ctx.clone()),
         Requeue::requeue(Duration::from_secs(5))
     );
     let second = op.reconcile("demo").await.unwrap_err();
-    assert!(matches!(second, Error::ObserveFailed { .. }), "{second}");
+    assert!(matches!(second, Error::StatusFailed { .. }), "{second}");
     assert_eq!(
         error_policy(run.clone(), &second, op.ctx.clone()),
         Requeue::requeue(Duration::from_secs(10))
@@ -563,7 +622,7 @@ async fn failing_reads_are_retried_with_backoff_announced_once_then_the_run_goes
     assert_eq!(op.status("demo"), BenchmarkRunStatus::default());
     let metrics = op.ctx.metrics.render();
     assert!(
-        metrics.contains("benchrun_reconcile_errors_total{error=\"observe\"} 2"),
+        metrics.contains("benchrun_reconcile_errors_total{error=\"status\"} 2"),
         "{metrics}"
     );
 
@@ -578,6 +637,28 @@ async fn failing_reads_are_retried_with_backoff_announced_once_then_the_run_goes
         Requeue::requeue(Duration::from_secs(5)),
         "the backoff starts again after a success"
     );
+}
+
+#[tokio::test]
+async fn nothing_is_decided_before_the_caches_of_the_children_are_synced() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 5));
+    let mut op = Operator::new(&fake);
+    op.relist = false;
+    let e = op.reconcile("demo").await.unwrap_err();
+    assert!(matches!(e, Error::CachesNotSynced(_)), "{e}");
+    assert!(e.to_string().contains("not synced"), "{e}");
+    assert!(op.ctx.slots.granted().is_empty(), "no slot taken");
+    assert_eq!(
+        op.status("demo"),
+        BenchmarkRunStatus::default(),
+        "nothing written"
+    );
+
+    op.relist = true;
+    op.reconcile("demo").await.unwrap();
+    assert!(op.ctx.slots.granted().contains("bench/demo"));
 }
 
 /// Waits (at most 10 s) until the fake has received a request `matches` picks; returns its

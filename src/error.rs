@@ -52,6 +52,10 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// The watch caches of the runs' children have not been listed yet (at start-up, or
+    /// after their watches were lost): an absent child could be one not listed yet.
+    #[error("{0}")]
+    CachesNotSynced(String),
     /// Patching the run's status failed.
     #[error("failed to patch the status of {name}: {source}")]
     StatusFailed {
@@ -76,6 +80,7 @@ impl Error {
             Error::ApplyFailed { .. } => "apply",
             Error::DeleteFailed { .. } => "delete",
             Error::ObserveFailed { .. } => "observe",
+            Error::CachesNotSynced(_) => "caches",
             Error::StatusFailed { .. } => "status",
             Error::MissingField(_) => "missing_field",
         }

@@ -24,6 +24,7 @@
 pub mod adaptive;
 pub mod baseline;
 pub mod builders;
+pub mod caches;
 pub mod capacity;
 pub mod comparisons;
 pub mod context;
@@ -46,6 +47,7 @@ pub mod prometheus;
 pub mod prometheus_clients;
 pub mod promql;
 pub mod promql_scope;
+pub mod reads;
 pub mod results;
 pub mod samples;
 pub mod schedules;

@@ -68,12 +68,12 @@ fn cluster_role_grants_no_wildcards() {
     let nodes = docs("deploy/base/node-reader.yaml");
     let role = find(&nodes, "ClusterRole");
     // The main roles may never touch nodes (assert_least_privilege); this one may only read
-    // them: one at a time for the image size, and a list by the benchrun.dev/role label for
-    // placement. Never watch, never write.
+    // them, into the operator's nodes cache (the image sizes, the benchrun.dev/role labels for
+    // placement, the nodes' room). Never write.
     assert_eq!(
         serde_yaml::to_string(&role["rules"]).unwrap(),
-        "- apiGroups:\n  - ''\n  resources:\n  - nodes\n  verbs:\n  - get\n  - list\n",
-        "the node reader may only get and list nodes"
+        "- apiGroups:\n  - ''\n  resources:\n  - nodes\n  verbs:\n  - get\n  - list\n  - watch\n",
+        "the node reader may only get, list and watch nodes (the operator's nodes cache)"
     );
 }
 

@@ -1,21 +1,27 @@
-//! The I/O half of a reconcile that reads: children, pods, logs, the detail ConfigMap, the
-//! `spec.baseline` run's matching cell once the focus load has ended, and Prometheus for the
-//! measured windows the status says are due ([`plan::collections_due`]), and for the measuring
-//! slot the views of every run in the controller's cache and this process's grants. Only reads
-//! and reports: produces [`Observed`] for the planner, which decides (the slot too).
+//! The I/O half of a reconcile that reads. It answers the planner's request
+//! ([`crate::reads::Reads`], built by [`crate::plan::reads`]) from the watch caches of the
+//! runs' children ([`crate::caches`]) and of the runs (a `spec.baseline` run), and sends out
+//! only what no cache holds: a finished load pod's log, the nodes' room before a run takes a
+//! slot, and Prometheus for the measured windows that are due. For the measuring slot it
+//! gathers the views of every run in the controller's cache and this process's grants. Only
+//! reads and reports: produces [`Observed`] for the planner, which decides (the slot too).
 
-use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, Coordinates, Stage, ValidatedRun};
+use std::sync::Arc;
+
+use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, Coordinates};
 use benchrun_wire::LoadResult;
+use futures::FutureExt as _;
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::{Job, JobCondition};
-use k8s_openapi::api::core::v1::{ConfigMap, ContainerImage, ContainerStatus, Node, Pod, Service};
-use kube::api::{ListParams, LogParams};
+use k8s_openapi::api::core::v1::{ConfigMap, ContainerImage, ContainerStatus, Pod, Service};
+use kube::api::LogParams;
 use kube::{Api, ResourceExt};
 
 use crate::builders::{
     Owner, DETAIL_KEY, LOAD_CONTAINER, SEED_CONTAINER, SERVICE_CONTAINER, TARGET_CONTAINER,
 };
+use crate::caches::{self, Children};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::kills::{self, ContainerFacts};
@@ -26,7 +32,7 @@ use crate::observed::{
 };
 use crate::plan::{self, placement};
 use crate::prometheus::{ServiceQuery, UsageQuery};
-use crate::results;
+use crate::reads::{FocusRead, Reads, ServiceRead, WindowRead};
 use crate::slots::{self, RunView, SlotFacts};
 
 pub mod nodes;
@@ -45,70 +51,45 @@ const PROBLEMS: &[&str] = &[
     "RunContainerError",
 ];
 
-fn observe_err(what: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
-    let what = what.into();
-    move |source| Error::ObserveFailed { what, source }
+/// Owned copies of cached objects (the helpers below take slices of objects).
+fn owned<K: Clone>(objects: Vec<Arc<K>>) -> Vec<K> {
+    objects.into_iter().map(|o| (*o).clone()).collect()
 }
 
-/// The objects of `api` matching a label selector.
-pub(crate) async fn list<K>(api: &Api<K>, selector: &str) -> Result<Vec<K>>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-    K::DynamicType: Default,
-{
-    let kind = K::kind(&K::DynamicType::default()).to_string();
-    Ok(api
-        .list(&ListParams::default().labels(selector))
-        .await
-        .map_err(observe_err(format!("{kind} list ({selector})")))?
-        .items)
-}
-
-/// Observes everything the planner needs for the run's focus measurement.
+/// Answers `reads` for the run `owner` (see the module doc); `slot` is what [`slot`] gathered.
 pub async fn observe(
     ctx: &Context,
-    run: &BenchmarkRun,
     owner: &Owner,
-    v: &ValidatedRun,
-    status: &BenchmarkRunStatus,
-    now: Timestamp,
+    generation: Option<i64>,
+    slot: SlotFacts,
+    reads: &Reads,
 ) -> Result<Observed> {
-    let ns = &owner.namespace;
-    let client = ctx.client.clone();
     let mut o = Observed {
         run_name: owner.name.clone(),
-        generation: run.metadata.generation,
-        slot: slot(ctx, run, status).await,
+        generation,
+        slot,
+        metrics_retry_for: ctx.config.metrics_retry_for,
         ..Observed::default()
     };
-    if waits_for_slot(status, &o.slot) {
+    if !reads.children {
         return Ok(o);
     }
-    let targets_sel = names::selector(&names::common_labels(&owner.name, role::TARGET));
-    let deployments = list(
-        &Api::<Deployment>::namespaced(client.clone(), ns),
-        &targets_sel,
-    )
-    .await?;
-    let services = list(
-        &Api::<Service>::namespaced(client.clone(), ns),
-        &targets_sel,
-    )
-    .await?;
-    let jobs = list(
-        &Api::<Job>::namespaced(client.clone(), ns),
-        &names::selector(&names::common_labels(&owner.name, role::LOAD)),
-    )
-    .await?;
+    let c = &ctx.children;
+    c.synced().await.map_err(Error::CachesNotSynced)?;
+    let ns = &owner.namespace;
+    let mine = |r: &str| names::common_labels(&owner.name, r);
+    let deployments = owned(caches::matching(&c.deployments, ns, &mine(role::TARGET)));
+    let services = owned(caches::matching(&c.services, ns, &mine(role::TARGET)));
+    let jobs = owned(caches::matching(&c.jobs, ns, &mine(role::LOAD)));
     let mut configs: Vec<String> = deployments
         .iter()
         .map(|d| d.labels().get(label::CONFIG).cloned().unwrap_or_default())
+        .chain(
+            services
+                .iter()
+                .map(|s| s.labels().get(label::CONFIG).cloned().unwrap_or_default()),
+        )
         .collect();
-    configs.extend(
-        services
-            .iter()
-            .map(|s| s.labels().get(label::CONFIG).cloned().unwrap_or_default()),
-    );
     configs.sort();
     configs.dedup();
     o.target_configs = configs;
@@ -117,55 +98,51 @@ pub async fn observe(
         .iter()
         .filter_map(|j| Some((j.name_any(), start_at(j)?)))
         .collect();
-    // A run's spec cannot change once it started, so a run without services has no
-    // children of services to look for.
-    let backing = if v.spec.services.is_empty() {
-        None
-    } else {
-        Some(backing_children(ctx, owner).await?)
-    };
-    o.service_children = backing.as_ref().is_some_and(BackingChildren::any);
-    if plan::is_finished(status) {
-        return Ok(o);
+    o.service_children = !(caches::matching(&c.deployments, ns, &mine(role::SERVICE)).is_empty()
+        && caches::matching(&c.services, ns, &mine(role::SERVICE)).is_empty()
+        && caches::matching(&c.jobs, ns, &mine(role::SEED)).is_empty());
+    if !reads.services.is_empty() {
+        o.services = services_state(ctx, owner, &reads.services).await;
     }
-    if let Some(backing) = &backing {
-        o.services = services_state(ctx, owner, v, backing).await?;
+    if reads.node_roles {
+        o.node_roles = node_roles(c);
     }
-    o.node_roles = node_roles(ctx).await;
-    if status.phase != Some(benchrun_api::Phase::Running)
-        && o.slot.decision() == slots::SlotDecision::Grant
-    {
+    if reads.rooms {
         o.nodes = nodes::rooms(ctx).await;
     }
-    o.metrics_retry_for = ctx.config.metrics_retry_for;
-    for due in plan::collections_due(status, now) {
-        o.pending.push(pending(ctx, v, owner, &due).await?);
+    for w in &reads.windows {
+        o.pending.push(pending(ctx, owner, w).await);
     }
-    let Some((cell_i, repeat)) = plan::focus(v, status) else {
-        return Ok(o);
-    };
-    let cell = &v.cells[cell_i];
-    let target = &v.spec.targets[cell.target].name;
-    let config = names::config_hash(target, cell);
-    let target_name = names::target_name(&owner.name, target, &config);
+    if let Some(f) = &reads.focus {
+        focus(ctx, owner, f, &deployments, &services, &jobs, &mut o).await;
+    }
+    Ok(o)
+}
+
+/// The focus measurement's target, load Job and pods, stored detail, and (with
+/// [`FocusRead::at_end`]) the target image's size and the baseline run's cell.
+async fn focus(
+    ctx: &Context,
+    owner: &Owner,
+    f: &FocusRead,
+    deployments: &[Deployment],
+    services: &[Service],
+    jobs: &[Job],
+    o: &mut Observed,
+) {
+    let (c, ns) = (&ctx.children, &owner.namespace);
     let mut target_pods = Vec::new();
-    if let Some(d) = deployments.iter().find(|d| d.name_any() == target_name) {
-        let pods = list(
-            &Api::<Pod>::namespaced(client.clone(), ns),
-            &names::selector(&names::target_labels(&owner.name, target, &config)),
-        )
-        .await?;
-        o.target = Some(target_state(d, &pods, TARGET_CONTAINER));
-        target_pods = pods;
+    if let Some(d) = deployments.iter().find(|d| d.name_any() == f.target) {
+        target_pods = owned(caches::matching(&c.pods, ns, &f.target_pods));
+        o.target = Some(target_state(d, &target_pods, TARGET_CONTAINER));
     }
     o.service_ip = services
         .iter()
-        .find(|s| s.name_any() == target_name)
+        .find(|s| s.name_any() == f.target)
         .and_then(|s| s.spec.as_ref()?.cluster_ip.clone())
         .filter(|ip| !ip.is_empty() && ip != "None");
-    let job_name = names::job_name(&owner.name, cell_i, repeat);
-    o.detail = detail(ctx, owner, cell_i, repeat).await?;
-    if let Some(job) = jobs.iter().find(|j| j.name_any() == job_name) {
+    o.detail = detail(c, ns, &f.detail);
+    if let Some(job) = jobs.iter().find(|j| j.name_any() == f.job) {
         o.job_created = job.metadata.creation_timestamp.as_ref().map(|t| t.0);
         o.restarts_baseline = job
             .annotations()
@@ -175,25 +152,16 @@ pub async fn observe(
             .annotations()
             .get(names::RESTARTS_BASELINE_PODS)
             .and_then(|s| kills::parse_by_pod(s));
-        let pods_api = Api::<Pod>::namespaced(client.clone(), ns);
-        let pods = list(
-            &pods_api,
-            &names::selector(&names::measurement_labels(
-                &owner.name,
-                role::LOAD,
-                cell_i,
-                repeat,
-            )),
-        )
-        .await?;
+        let pods = owned(caches::matching(&c.pods, ns, &f.load_pods));
         o.load_nodes = pods
             .iter()
             .filter_map(|p| p.spec.as_ref()?.node_name.clone())
             .collect();
         o.load_nodes.sort();
         o.load_nodes.dedup();
-        o.load_started_ms = load_started(&pods, v.load_pods);
-        o.job = job_state(job, &pods, &pods_api, v.load_pods, o.detail.is_some()).await;
+        o.load_started_ms = load_started(&pods, f.load_pod_count);
+        let pods_api = Api::<Pod>::namespaced(ctx.client.clone(), ns);
+        o.job = job_state(job, &pods, &pods_api, f.load_pod_count, o.detail.is_some()).await;
         if o.job == JobObserved::Running {
             let start = start_at(job).or_else(|| {
                 job.metadata
@@ -201,40 +169,26 @@ pub async fn observe(
                     .as_ref()
                     .map(|t| t.0.as_millisecond())
             });
-            if let Some(why) = nodes::load_unschedulable(&pods, start, now.as_millisecond()) {
+            let now = Timestamp::now().as_millisecond();
+            if let Some(why) = nodes::load_unschedulable(&pods, start, now) {
                 o.job = JobObserved::Failed(why);
             }
         }
     }
-    let stage = status.current.as_ref().map(|c| c.stage);
-    // What is recorded with the result when the load has ended: the image's size and the
-    // baseline run's figures.
-    let load_over = match stage {
-        // Absent with a stored detail: the result was recorded and the Job deleted, but this
-        // status was read before that patch (the cache lags the operator's own writes); the
-        // planner records it again, and the baseline must be read for it as the first time.
-        Some(Stage::Loading) => {
-            matches!(o.job, JobObserved::Succeeded(_))
-                || (o.job == JobObserved::Absent && o.detail.is_some())
-        }
-        _ => false,
+    let Some(end) = &f.at_end else {
+        return;
     };
-    if !load_over {
-        return Ok(o);
-    }
     if let Some(t) = o.target.as_mut() {
-        t.image_bytes = image_bytes(ctx, &target_pods).await;
+        t.image_bytes = image_bytes(c, &target_pods);
     }
-    if let Some(plan) = &v.baseline {
-        let coordinates = results::coordinates(v, cell);
-        o.baseline = Some(baseline(ctx, owner, &plan.run, &coordinates).await);
+    if let Some((run, coordinates)) = &end.baseline {
+        o.baseline = Some(baseline(ctx, owner, run, coordinates));
     }
-    Ok(o)
 }
 
-/// The measured repeats of the baseline run's cell with these coordinates (from its status),
-/// or why they cannot be read.
-async fn baseline(
+/// The measured repeats of the baseline run's cell with these coordinates (from its status in
+/// the runs cache), or why they cannot be read.
+fn baseline(
     ctx: &Context,
     owner: &Owner,
     run: &str,
@@ -243,20 +197,20 @@ async fn baseline(
     if run == owner.name {
         return Err("spec.baseline names this run itself: name an earlier run".into());
     }
-    let runs = Api::<BenchmarkRun>::namespaced(ctx.client.clone(), &owner.namespace);
-    let earlier = match runs.get_opt(run).await {
-        Ok(Some(r)) => r,
-        Ok(None) => return Err(format!("BenchmarkRun {run} not found in this namespace")),
-        Err(e) => return Err(format!("BenchmarkRun {run} could not be read: {e}")),
+    let Some(earlier) = caches::get(&ctx.store, &owner.namespace, run) else {
+        return Err(format!("BenchmarkRun {run} not found in this namespace"));
     };
-    let results = earlier.status.map(|s| s.results).unwrap_or_default();
+    let results = earlier
+        .status
+        .as_ref()
+        .map(|s| s.results.clone())
+        .unwrap_or_default();
     let matched = crate::baseline::matching(&results, coordinates);
     if matched.is_empty() {
         return Err(format!(
             "BenchmarkRun {run} has no measured cell with these coordinates"
         ));
     }
-    let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), &owner.namespace);
     let mut cell = crate::baseline::BaselineCell::default();
     for r in matched {
         let mut r = r.clone();
@@ -264,92 +218,47 @@ async fn baseline(
             // A run older than `perSecondCv`: its spread from the stored per-second figures,
             // when they are still there (without them the spread is not compared).
             let name = names::detail_name(run, r.cell.max(0) as usize, r.repeat.max(0) as usize);
-            if let Ok(Some(cm)) = configmaps.get_opt(&name).await {
-                r.per_second_cv = cm
-                    .data
-                    .and_then(|d| serde_json::from_str::<LoadResult>(d.get(DETAIL_KEY)?).ok())
-                    .and_then(|load| crate::comparisons::per_second_cv(&load));
-            }
+            r.per_second_cv = detail(&ctx.children, &owner.namespace, &name)
+                .and_then(|load| crate::comparisons::per_second_cv(&load));
         }
         cell.results.push(r);
     }
     Ok(cell)
 }
 
-/// The merged load result stored in a measurement's detail ConfigMap, if any.
-async fn detail(
-    ctx: &Context,
-    owner: &Owner,
-    cell: usize,
-    repeat: usize,
-) -> Result<Option<LoadResult>> {
-    let name = names::detail_name(&owner.name, cell, repeat);
-    Ok(
-        Api::<ConfigMap>::namespaced(ctx.client.clone(), &owner.namespace)
-            .get_opt(&name)
-            .await
-            .map_err(observe_err(format!("ConfigMap {name}")))?
-            .and_then(|cm| serde_json::from_str::<LoadResult>(cm.data?.get(DETAIL_KEY)?).ok()),
-    )
+/// The merged load result stored in the detail ConfigMap `name`, if cached.
+fn detail(c: &Children, namespace: &str, name: &str) -> Option<LoadResult> {
+    let cm: Arc<ConfigMap> = caches::get(&c.configmaps, namespace, name)?;
+    serde_json::from_str::<LoadResult>(cm.data.as_ref()?.get(DETAIL_KEY)?).ok()
 }
 
-/// Asks Prometheus for a measured window that is due (or deferred). The window and the
-/// pod-name regexes come from the stored load result and the deterministic names, so this
+/// Asks Prometheus for a measured window that is due (or deferred). The window comes from
+/// the stored load result and the pod-name regexes from the deterministic names, so this
 /// works after the measurement's target pods and load Job are gone (Prometheus keeps their
 /// series).
-async fn pending(
-    ctx: &Context,
-    v: &ValidatedRun,
-    owner: &Owner,
-    due: &plan::CollectionDue,
-) -> Result<PendingObserved> {
-    let (cell_i, repeat) = (due.cell, due.repeat);
-    let collected = match (
-        v.cells.get(cell_i),
-        detail(ctx, owner, cell_i, repeat).await?,
-    ) {
-        (Some(cell), Some(load)) => {
-            let target = &v.spec.targets[cell.target].name;
-            let target_name =
-                names::target_name(&owner.name, target, &names::config_hash(target, cell));
-            let job_name = names::job_name(&owner.name, cell_i, repeat);
-            // The Job is normally gone by now: when it was created is kept in status.
-            let w = Window {
-                target_name: &target_name,
-                job_name: &job_name,
-                load: &load,
-                job_created: due.load_created,
-            };
-            let usage = usage(ctx, v, owner, cell, &w).await;
+async fn pending(ctx: &Context, owner: &Owner, w: &WindowRead) -> PendingObserved {
+    let collected = match (w.known, detail(&ctx.children, &owner.namespace, &w.detail)) {
+        (true, Some(load)) => {
+            let usage = usage(ctx, owner, w, &load).await;
             Ok((load, usage))
         }
-        (None, _) => Err(format!("cell {cell_i} is not in the spec")),
+        (false, _) => Err(format!("cell {} is not in the spec", w.cell)),
         (_, None) => Err(format!(
             "the load result (ConfigMap {}) is gone, so its window is unknown",
-            names::detail_name(&owner.name, cell_i, repeat)
+            w.detail
         )),
     };
-    Ok(PendingObserved {
-        cell: cell_i,
-        repeat,
+    PendingObserved {
+        cell: w.cell,
+        repeat: w.repeat,
         collected,
-    })
+    }
 }
 
 /// What the slot decision is made from: every run in the controller's cache (once it is
 /// ready: before it holds every run, holders could be missed) and a snapshot of this
 /// process's grants. Not read for a finished run, which needs no slot.
-/// Whether the run waits for a measuring slot: neither started nor finished, and the slot
-/// decision is to wait. Such a run has made nothing yet (it makes its children only once it
-/// holds a slot) and its turn comes from the runs cache alone, so nothing is read from the
-/// apiserver for it: a queue of any length costs the apiserver nothing.
-fn waits_for_slot(status: &BenchmarkRunStatus, slot: &SlotFacts) -> bool {
-    !plan::is_finished(status)
-        && status.phase != Some(benchrun_api::Phase::Running)
-        && matches!(slot.decision(), slots::SlotDecision::Wait(_))
-}
-
-async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> SlotFacts {
+pub async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus) -> SlotFacts {
     let mut facts = SlotFacts {
         max: ctx.slots.max(),
         me: slots::key(run),
@@ -433,10 +342,10 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
 }
 
 /// The size of the target container's image as the node of the first target pod lists it
-/// (`node.status.images`, matched by the image reference or digest the container runs).
-/// Best effort: a node that cannot be read (no RBAC, gone) or does not list the image gives
-/// `None`, logged, never a failed reconcile.
-async fn image_bytes(ctx: &Context, pods: &[Pod]) -> Option<i64> {
+/// (`node.status.images` in the nodes cache, matched by the image reference or digest the
+/// container runs). `None` for an operator without the nodes cache (namespaced) or a node
+/// that does not list the image.
+fn image_bytes(c: &Children, pods: &[Pod]) -> Option<i64> {
     let pod = pods
         .iter()
         .find(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_some()))?;
@@ -448,15 +357,12 @@ async fn image_bytes(ctx: &Context, pods: &[Pod]) -> Option<i64> {
         .as_ref()?
         .iter()
         .find(|c| c.name == TARGET_CONTAINER)?;
-    let node = match Api::<Node>::all(ctx.client.clone()).get(&node_name).await {
-        Ok(n) => n,
-        Err(e) => {
-            tracing::warn!(node = %node_name, error = %e, "cannot read the node's image list");
-            return None;
-        }
-    };
-    let images = node.status?.images?;
-    image_size(&images, &[&cs.image, &cs.image_id])
+    let node = c
+        .nodes
+        .as_ref()?
+        .get(&kube::runtime::reflector::ObjectRef::new(&node_name))?;
+    let images = node.status.as_ref()?.images.as_ref()?;
+    image_size(images, &[&cs.image, &cs.image_id])
 }
 
 /// The size of the first listed image one of whose names is in `refs` (names may carry a
@@ -476,71 +382,39 @@ fn image_size(images: &[ContainerImage], refs: &[&str]) -> Option<i64> {
         .and_then(|i| i.size_bytes)
 }
 
-/// The Deployments, Services and seeding Jobs of this run's backing services.
-struct BackingChildren {
-    deployments: Vec<Deployment>,
-    services: Vec<Service>,
-    seeds: Vec<Job>,
-}
-
-impl BackingChildren {
-    fn any(&self) -> bool {
-        !(self.deployments.is_empty() && self.services.is_empty() && self.seeds.is_empty())
-    }
-}
-
-async fn backing_children(ctx: &Context, owner: &Owner) -> Result<BackingChildren> {
-    let ns = &owner.namespace;
-    let c = ctx.client.clone();
-    let sel = names::selector(&names::common_labels(&owner.name, role::SERVICE));
-    let seed_sel = names::selector(&names::common_labels(&owner.name, role::SEED));
-    Ok(BackingChildren {
-        deployments: list(&Api::<Deployment>::namespaced(c.clone(), ns), &sel).await?,
-        services: list(&Api::<Service>::namespaced(c.clone(), ns), &sel).await?,
-        seeds: list(&Api::<Job>::namespaced(c, ns), &seed_sel).await?,
-    })
-}
-
 /// Each backing service whose Deployment exists: its pod's readiness, its ClusterIP and its
 /// seeding Job.
 async fn services_state(
     ctx: &Context,
     owner: &Owner,
-    v: &ValidatedRun,
-    backing: &BackingChildren,
-) -> Result<Vec<ServiceObserved>> {
-    let pods_api = Api::<Pod>::namespaced(ctx.client.clone(), &owner.namespace);
-    let pods = list(
-        &pods_api,
-        &names::selector(&names::common_labels(&owner.name, role::SERVICE)),
-    )
-    .await?;
-    let seed_pods = list(
-        &pods_api,
-        &names::selector(&names::common_labels(&owner.name, role::SEED)),
-    )
-    .await?;
+    wanted: &[ServiceRead],
+) -> Vec<ServiceObserved> {
+    let (c, ns) = (&ctx.children, &owner.namespace);
+    let mine = |r: &str| names::common_labels(&owner.name, r);
+    let deployments = owned(caches::matching(&c.deployments, ns, &mine(role::SERVICE)));
+    let services = owned(caches::matching(&c.services, ns, &mine(role::SERVICE)));
+    let seeds = owned(caches::matching(&c.jobs, ns, &mine(role::SEED)));
+    let pods = owned(caches::matching(&c.pods, ns, &mine(role::SERVICE)));
+    let seed_pods = owned(caches::matching(&c.pods, ns, &mine(role::SEED)));
+    let pods_api = Api::<Pod>::namespaced(ctx.client.clone(), ns);
     let mut out = Vec::new();
-    for s in &v.spec.services {
-        let name = names::service_name(&owner.name, &s.name);
-        let Some(d) = backing.deployments.iter().find(|d| d.name_any() == name) else {
+    for s in wanted {
+        let Some(d) = deployments.iter().find(|d| d.name_any() == s.child) else {
             continue;
         };
         let own = |p: &&Pod| p.labels().get(label::SERVICE) == d.labels().get(label::SERVICE);
         let mine: Vec<Pod> = pods.iter().filter(own).cloned().collect();
-        let cluster_ip = backing
-            .services
+        let cluster_ip = services
             .iter()
-            .find(|x| x.name_any() == name)
+            .find(|x| x.name_any() == s.child)
             .and_then(|x| x.spec.as_ref()?.cluster_ip.clone())
             .filter(|ip| !ip.is_empty() && ip != "None");
-        let job = names::seed_job_name(&owner.name, &s.name);
-        let seed = match backing.seeds.iter().find(|j| j.name_any() == job) {
+        let seed = match seeds.iter().find(|j| j.name_any() == s.seed_job) {
             None => SeedObserved::Absent,
             Some(j) => {
                 let mine: Vec<Pod> = seed_pods
                     .iter()
-                    .filter(|p| p.labels().get("job-name") == Some(&job))
+                    .filter(|p| p.labels().get("job-name") == Some(&s.seed_job))
                     .cloned()
                     .collect();
                 seed_state(j, &mine, &pods_api).await
@@ -553,7 +427,7 @@ async fn services_state(
             seed,
         });
     }
-    Ok(out)
+    out
 }
 
 /// A seeding Job's state; a failure names the Job's reason and the last lines of the log of
@@ -704,30 +578,23 @@ fn completion_index(p: &Pod) -> Option<usize> {
         .ok()
 }
 
-/// Which roles (`benchrun.dev/role=target|load`) the cluster's nodes have. Nodes that cannot
-/// be listed (a namespaced install has no such permission) count as having none.
-async fn node_roles(ctx: &Context) -> NodeRoles {
-    let params = ListParams::default().labels(placement::NODE_ROLE);
-    match Api::<Node>::all(ctx.client.clone())
-        .list_metadata(&params)
-        .await
-    {
-        Ok(nodes) => {
-            let has = |role: &str| {
-                nodes
-                    .items
-                    .iter()
-                    .any(|n| n.labels().get(placement::NODE_ROLE).map(String::as_str) == Some(role))
-            };
-            NodeRoles {
-                target: has(placement::TARGET),
-                load: has(placement::LOAD),
-            }
-        }
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot list nodes by role; placing pods without roles");
-            NodeRoles::default()
-        }
+/// Which roles (`benchrun.dev/role=target|load`) the cluster's nodes have, from the nodes
+/// cache. An operator without it (namespaced: it may not list nodes) counts none.
+fn node_roles(c: &Children) -> NodeRoles {
+    let Some(nodes) = &c.nodes else {
+        return NodeRoles::default();
+    };
+    if nodes.wait_until_ready().now_or_never().is_none() {
+        return NodeRoles::default();
+    }
+    let all = nodes.state();
+    let has = |role: &str| {
+        all.iter()
+            .any(|n| n.labels().get(placement::NODE_ROLE).map(String::as_str) == Some(role))
+    };
+    NodeRoles {
+        target: has(placement::TARGET),
+        load: has(placement::LOAD),
     }
 }
 
@@ -821,31 +688,11 @@ async fn job_state(
     JobObserved::Succeeded(results)
 }
 
-/// A measured window and the children it was measured with.
-struct Window<'a> {
-    /// The target configuration's Deployment name.
-    target_name: &'a str,
-    /// The load Job's name.
-    job_name: &'a str,
-    /// The merged load result.
-    load: &'a LoadResult,
-    /// When the load Job was created, if it still exists.
-    job_created: Option<Timestamp>,
-}
-
-async fn usage(
-    ctx: &Context,
-    v: &ValidatedRun,
-    owner: &Owner,
-    cell: &benchrun_api::Cell,
-    w: &Window<'_>,
-) -> Collection {
-    let (target_name, job_name, load) = (w.target_name, w.job_name, w.load);
-    let url = v
-        .spec
-        .prometheus
-        .as_ref()
-        .and_then(|p| p.url.clone())
+/// Asks Prometheus for the window `w` of the stored load result `load`.
+async fn usage(ctx: &Context, owner: &Owner, w: &WindowRead, load: &LoadResult) -> Collection {
+    let url = w
+        .url
+        .clone()
         .unwrap_or_else(|| ctx.config.prometheus_url.clone());
     let prom = match ctx.prometheus.get(&url) {
         Ok(p) => p,
@@ -858,31 +705,22 @@ async fn usage(
     };
     let q = UsageQuery {
         namespace: owner.namespace.clone(),
-        target_pods: format!("{target_name}-.*"),
-        load_pods: format!("{job_name}-.*"),
+        target_pods: w.target_pods.clone(),
+        load_pods: w.load_pods.clone(),
         start,
         end,
-        target_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64
-            * f64::from(cell.replicas)
-            / 1000.0,
-        target_pod_cpu_limit_cores: v.target_resources(cell).cpu_millis as f64 / 1000.0,
+        target_cpu_limit_cores: w.target_cpu_limit_cores,
+        target_pod_cpu_limit_cores: w.target_pod_cpu_limit_cores,
         before_load: w.job_created,
-        extra: v
-            .spec
-            .prometheus
-            .as_ref()
-            .map(|p| p.extra_queries.clone())
-            .unwrap_or_default(),
+        extra: w.extra.clone(),
         confine_extra: ctx.config.policy.confines_queries(),
-        services: v
-            .spec
+        services: w
             .services
             .iter()
-            .zip(&v.services)
-            .map(|(s, plan)| ServiceQuery {
-                name: s.name.clone(),
-                pods: names::service_pods_regex(&owner.name, &s.name),
-                cpu_limit_cores: plan.resources.cpu_millis as f64 / 1000.0,
+            .map(|(name, pods, cores)| ServiceQuery {
+                name: name.clone(),
+                pods: pods.clone(),
+                cpu_limit_cores: *cores,
             })
             .collect(),
     };

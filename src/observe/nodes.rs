@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::FutureExt as _;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -16,19 +17,21 @@ use crate::observed::NodeRoom;
 /// measurement's load pod, which its CPU may wait for, to be gone.
 pub const LOAD_UNSCHEDULABLE_GRACE_MS: i64 = 30_000;
 
-/// Every schedulable node's room, or `None` when nodes or pods cannot be listed (a namespaced
-/// install has no right to; the fit check is then skipped).
+/// Every schedulable node's room, from the nodes cache and a list of the cluster's unfinished
+/// pods; `None` when the operator has no nodes cache or cannot list pods cluster-wide (a
+/// namespaced install has no right to; the fit check is then skipped).
 pub async fn rooms(ctx: &Context) -> Option<Vec<NodeRoom>> {
-    let nodes = match Api::<Node>::all(ctx.client.clone())
-        .list(&ListParams::default())
-        .await
-    {
-        Ok(n) => n.items,
-        Err(e) => {
-            tracing::debug!(error = %e, "cannot list nodes; skipping the fit check");
-            return None;
-        }
+    let Some(cache) = &ctx.children.nodes else {
+        tracing::debug!("no nodes cache (a namespaced operator); skipping the fit check");
+        return None;
     };
+    if cache.wait_until_ready().now_or_never().is_none() {
+        tracing::debug!("the nodes cache is not synced; skipping the fit check");
+        return None;
+    }
+    let nodes: Vec<Node> = cache.state().iter().map(|n| (**n).clone()).collect();
+    // Every pod in the cluster counts against a node's room, not only the runs' children, so
+    // this one list is not served by a cache; it is read once per run, before it takes a slot.
     let pods = match Api::<Pod>::all(ctx.client.clone())
         .list(&ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed"))
         .await

@@ -609,6 +609,8 @@ pub fn detail_json(load: &LoadResult) -> String {
 pub mod fit;
 pub mod kstatus;
 pub mod placement;
+mod reads;
+pub use reads::reads;
 
 mod steps;
 

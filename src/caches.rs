@@ -1,0 +1,209 @@
+//! The watch caches observation reads the runs' children from: one reflector store per kind,
+//! fed by the same watches that wake the runs ([`crate::controller::run`]), so a reconcile
+//! sends the apiserver no read for what the controller already watches. Only the runs'
+//! own children are cached (the `app.kubernetes.io/managed-by=benchrun` label); nodes only for
+//! a cluster-wide operator (a namespaced one may not list them).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::{Resource, ResourceExt};
+
+/// The stores of the runs' children (and the nodes).
+#[derive(Clone)]
+pub struct Children {
+    /// Target and backing-service Deployments.
+    pub deployments: Store<Deployment>,
+    /// Target and backing-service Services.
+    pub services: Store<Service>,
+    /// Load and seeding Jobs.
+    pub jobs: Store<Job>,
+    /// Detail ConfigMaps (the merged load results).
+    pub configmaps: Store<ConfigMap>,
+    /// The children's pods.
+    pub pods: Store<Pod>,
+    /// Every node, when the operator may list them.
+    pub nodes: Option<Store<Node>>,
+}
+
+/// The writers that fill [`Children`], one per store.
+pub struct Writers {
+    /// Deployments.
+    pub deployments: reflector::store::Writer<Deployment>,
+    /// Services.
+    pub services: reflector::store::Writer<Service>,
+    /// Jobs.
+    pub jobs: reflector::store::Writer<Job>,
+    /// ConfigMaps.
+    pub configmaps: reflector::store::Writer<ConfigMap>,
+    /// Pods.
+    pub pods: reflector::store::Writer<Pod>,
+    /// Nodes (absent for a namespaced operator).
+    pub nodes: Option<reflector::store::Writer<Node>>,
+}
+
+/// How long a reconcile waits for the children caches' first listing before it fails (and is
+/// retried).
+const SYNC_WAIT: Duration = match cfg!(test) {
+    true => Duration::from_millis(100),
+    false => Duration::from_secs(30),
+};
+/// How long it waits for the nodes cache's, which may never come (an install without the
+/// node-reader role): then the nodes' roles, room and image sizes are read as unknown.
+const NODES_WAIT: Duration = match cfg!(test) {
+    true => Duration::from_millis(100),
+    false => Duration::from_secs(5),
+};
+
+impl Children {
+    /// Empty stores and their writers; with `nodes`, a node store too.
+    pub fn new(nodes: bool) -> (Self, Writers) {
+        let (deployments, dw) = reflector::store();
+        let (services, sw) = reflector::store();
+        let (jobs, jw) = reflector::store();
+        let (configmaps, cw) = reflector::store();
+        let (pods, pw) = reflector::store();
+        let (node_store, nw) = match nodes {
+            true => {
+                let (s, w) = reflector::store();
+                (Some(s), Some(w))
+            }
+            false => (None, None),
+        };
+        (
+            Children {
+                deployments,
+                services,
+                jobs,
+                configmaps,
+                pods,
+                nodes: node_store,
+            },
+            Writers {
+                deployments: dw,
+                services: sw,
+                jobs: jw,
+                configmaps: cw,
+                pods: pw,
+                nodes: nw,
+            },
+        )
+    }
+
+    /// Waits until every children store has been listed once: before that an absent child
+    /// could be one not listed yet. Fails after [`SYNC_WAIT`]. Waits at most [`NODES_WAIT`]
+    /// for the nodes store, and goes on without it.
+    pub async fn synced(&self) -> Result<(), String> {
+        let all = async {
+            self.deployments.wait_until_ready().await.ok()?;
+            self.services.wait_until_ready().await.ok()?;
+            self.jobs.wait_until_ready().await.ok()?;
+            self.configmaps.wait_until_ready().await.ok()?;
+            self.pods.wait_until_ready().await.ok()?;
+            Some(())
+        };
+        match tokio::time::timeout(SYNC_WAIT, all).await {
+            Ok(Some(())) => {}
+            Ok(None) => return Err("the watch caches were dropped".into()),
+            Err(_) => {
+                return Err(format!(
+                    "the watch caches of the runs' children are not synced after {:?}",
+                    SYNC_WAIT
+                ))
+            }
+        }
+        if let Some(n) = &self.nodes {
+            let _ = tokio::time::timeout(NODES_WAIT, n.wait_until_ready()).await;
+        }
+        Ok(())
+    }
+}
+
+/// The object `name` in `namespace`, if cached.
+pub fn get<K>(store: &Store<K>, namespace: &str, name: &str) -> Option<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    store.get(&ObjectRef::new(name).within(namespace))
+}
+
+/// The cached objects in `namespace` that carry every label of `labels`, by name.
+pub fn matching<K>(
+    store: &Store<K>,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+) -> Vec<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    let mut out: Vec<Arc<K>> = store
+        .state()
+        .into_iter()
+        .filter(|o| o.namespace().as_deref() == Some(namespace) && has_labels(o.labels(), labels))
+        .collect();
+    out.sort_by_key(|o| o.name_any());
+    out
+}
+
+/// Whether `have` includes every label of `want`. Pure.
+pub fn has_labels(have: &BTreeMap<String, String>, want: &BTreeMap<String, String>) -> bool {
+    want.iter().all(|(k, v)| have.get(k) == Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selector_matches_objects_with_every_one_of_its_labels() {
+        let have = BTreeMap::from([
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "2".to_string()),
+        ]);
+        let want = |kv: &[(&str, &str)]| {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        assert!(has_labels(&have, &want(&[])));
+        assert!(has_labels(&have, &want(&[("a", "1")])));
+        assert!(has_labels(&have, &want(&[("a", "1"), ("b", "2")])));
+        assert!(!has_labels(&have, &want(&[("a", "2")])));
+        assert!(!has_labels(&have, &want(&[("c", "1")])));
+    }
+
+    #[tokio::test]
+    async fn cached_children_are_found_by_namespace_and_labels() {
+        use kube::runtime::watcher::Event;
+        let (children, mut w) = Children::new(false);
+        let pod = |ns: &str, name: &str, run: &str| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"namespace": ns, "name": name, "labels": {"run": run}}
+            }))
+            .unwrap()
+        };
+        w.pods.apply_watcher_event(&Event::Init);
+        for p in [
+            pod("a", "p2", "x"),
+            pod("a", "p1", "x"),
+            pod("b", "p3", "x"),
+            pod("a", "p4", "y"),
+        ] {
+            w.pods.apply_watcher_event(&Event::InitApply(p));
+        }
+        w.pods.apply_watcher_event(&Event::InitDone);
+        let x = BTreeMap::from([("run".to_string(), "x".to_string())]);
+        let names: Vec<String> = matching(&children.pods, "a", &x)
+            .iter()
+            .map(|p| p.name_any())
+            .collect();
+        assert_eq!(names, ["p1", "p2"]);
+        assert!(get(&children.pods, "b", "p3").is_some());
+        assert!(get(&children.pods, "a", "p3").is_none());
+    }
+}
