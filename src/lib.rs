@@ -33,6 +33,7 @@ pub mod error;
 #[cfg(test)]
 pub(crate) mod fake_api;
 pub mod gauges;
+pub mod hash;
 pub mod kills;
 pub mod leader;
 pub mod lease;

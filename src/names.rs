@@ -83,16 +83,13 @@ pub const START_AT: &str = "benchrun.dev/start-at";
 /// Label selector matching every child of every run (used to scope the watches).
 pub const MANAGED_SELECTOR: &str = "app.kubernetes.io/managed-by=benchrun";
 
-/// 32-bit FNV-1a: small, stable across releases and platforms (unlike `DefaultHasher`).
+/// 32-bit FNV-1a ([`crate::hash`]) of `parts`, each followed by a zero byte.
 fn fnv1a(parts: &[&str]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for p in parts {
-        for b in p.bytes().chain(std::iter::once(0)) {
-            h ^= u32::from(b);
-            h = h.wrapping_mul(0x0100_0193);
-        }
-    }
-    h
+    crate::hash::fnv1a(
+        parts
+            .iter()
+            .flat_map(|p| p.bytes().chain(std::iter::once(0))),
+    )
 }
 
 /// Longest run name used whole in child names.

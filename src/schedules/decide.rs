@@ -243,15 +243,8 @@ pub fn prune(runs: &[&BenchmarkRun], limit: Option<i32>) -> Vec<String> {
 pub fn run_name(schedule: &str, fire: &Fire) -> String {
     match fire {
         Fire::Scheduled(t) => format!("{schedule}-{}", t.strftime("%Y%m%d%H%M")),
-        Fire::Manual(v) => format!("{schedule}-t{:08x}", fnv1a(v)),
+        Fire::Manual(v) => format!("{schedule}-t{:08x}", crate::hash::fnv1a::<u32>(v.bytes())),
     }
-}
-
-/// 32-bit FNV-1a of a trigger value: stable across releases (unlike `DefaultHasher`).
-fn fnv1a(s: &str) -> u32 {
-    s.bytes().fold(0x811c_9dc5, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
 }
 
 /// The run a fire creates: the template's spec and metadata, the schedule's label, owned by
