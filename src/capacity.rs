@@ -30,7 +30,7 @@ pub const MIN_LEVELS: usize = 3;
 /// connection counts without a rate, or two or more rates), in matrix order. Runs that sweep
 /// neither get none.
 pub fn capacity(run: &ValidatedRun, results: &[CellResult]) -> Vec<Capacity> {
-    let m = run.spec.matrix.clone().unwrap_or_default();
+    let m = &run.matrix;
     let mut closed: Vec<(Key, Vec<&CellResult>)> = Vec::new();
     let mut open: Vec<(Key, Vec<&CellResult>)> = Vec::new();
     for r in results {

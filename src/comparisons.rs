@@ -207,11 +207,11 @@ pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison>
         let mut rest = c.clone();
         let (name, pos) = if axis == ComparisonKind::Target {
             let n = std::mem::take(&mut rest.target);
-            let p = run.spec.targets.iter().position(|t| t.name == n);
+            let p = run.targets.iter().position(|t| t.name == n);
             (n, p)
         } else {
             let n = std::mem::take(&mut rest.scenario);
-            let p = run.spec.scenarios.iter().position(|s| s.name == n);
+            let p = run.scenarios.iter().position(|s| s.name == n);
             (n, p)
         };
         (name, pos.unwrap_or(usize::MAX), rest)

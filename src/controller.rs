@@ -407,7 +407,7 @@ async fn apply_one(
         Action::DeleteTargets { except } => delete_targets(ctx, owner, except.as_ref()).await?,
         Action::ApplyServices { node_selector } => {
             let pull = &ctx.config.image_pull_policy;
-            for i in 0..v.spec.services.len() {
+            for i in 0..v.services.len() {
                 let d = builders::build_service_deployment(owner, v, i, node_selector, pull);
                 ssa(
                     &Api::<Deployment>::namespaced(c.clone(), ns),

@@ -34,11 +34,7 @@ pub struct PodAsk {
 pub fn cell_asks(run: &ValidatedRun, cell: &Cell, roles: NodeRoles) -> Vec<PodAsk> {
     let target = &run.targets[cell.target];
     let res = run.target_resources(cell);
-    let swept = run
-        .spec
-        .matrix
-        .as_ref()
-        .is_some_and(|m| !m.cpu.is_empty() || !m.memory.is_empty());
+    let swept = !run.matrix.cpu.is_empty() || !run.matrix.memory.is_empty();
     let mut asks = vec![PodAsk {
         what: format!(
             "the target pod of {} ({} CPU, {})",

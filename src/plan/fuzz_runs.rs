@@ -143,7 +143,9 @@ fn bases() -> Vec<BenchmarkRunSpec> {
         .iter()
         .map(|y| serde_yaml::from_str(y).expect("fixture parses"))
         .collect();
-    specs.push(results::tests::run().spec);
+    specs.push(results::tests::spec_yaml(
+        "slo: {p99: 200ms, errorRate: 1%}",
+    ));
     for f in files
         .iter()
         .filter(|f| f.extension().is_some_and(|e| e == "yaml"))

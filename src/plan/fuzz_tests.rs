@@ -86,7 +86,7 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 builders::build_detail_configmap(&owner, *cell, *repeat, json.clone());
             }
             Action::ApplyServices { node_selector } => {
-                for i in 0..run.spec.services.len() {
+                for i in 0..run.services.len() {
                     builders::build_service_deployment(
                         &owner,
                         run,
@@ -98,8 +98,8 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                 }
             }
             Action::CreateSeedJob { service, addresses } => {
-                prop_assert!(*service < run.spec.services.len(), "{:?}", a);
-                prop_assert!(run.spec.services[*service].seed.is_some(), "{:?}", a);
+                prop_assert!(*service < run.services.len(), "{:?}", a);
+                prop_assert!(run.services[*service].seed.is_some(), "{:?}", a);
                 builders::build_seed_job(&owner, run, *service, addresses, "IfNotPresent");
             }
             Action::DeleteTargets { .. }
@@ -126,7 +126,7 @@ fn align(
         return;
     };
     let c = &run.cells[cell];
-    obs.target_configs = vec![names::config_hash(&run.spec.targets[c.target].name, c)];
+    obs.target_configs = vec![names::config_hash(&run.targets[c.target].name, c)];
     obs.jobs = vec![names::job_name(&obs.run_name, cell, repeat)];
     let Some(stage) = stage else {
         return;

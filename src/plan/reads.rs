@@ -52,7 +52,7 @@ pub fn reads(
         .collect();
     r.focus = focus(run, status).map(|(cell_i, repeat)| {
         let cell = &run.cells[cell_i];
-        let target = &run.spec.targets[cell.target].name;
+        let target = &run.targets[cell.target].name;
         let config = names::config_hash(target, cell);
         let loading = status.current.as_ref().map(|c| c.stage) == Some(Stage::Loading);
         FocusRead {
@@ -85,14 +85,13 @@ fn window(run: &ValidatedRun, name: &str, due: &CollectionDue) -> WindowRead {
         repeat,
         known: false,
         detail: names::detail_name(name, cell_i, repeat),
-        url: run.spec.prometheus.as_ref().and_then(|p| p.url.clone()),
+        url: run.prometheus.as_ref().and_then(|p| p.url.clone()),
         target_pods: String::new(),
         load_pods: format!("{job}-.*"),
         target_cpu_limit_cores: 0.0,
         target_pod_cpu_limit_cores: 0.0,
         job_created: due.load_created,
         extra: run
-            .spec
             .prometheus
             .as_ref()
             .map(|p| p.extra_queries.clone())
@@ -112,7 +111,7 @@ fn window(run: &ValidatedRun, name: &str, due: &CollectionDue) -> WindowRead {
     let Some(cell) = run.cells.get(cell_i) else {
         return w;
     };
-    let target = &run.spec.targets[cell.target].name;
+    let target = &run.targets[cell.target].name;
     let target_name = names::target_name(name, target, &names::config_hash(target, cell));
     let millis = run.target_resources(cell).cpu_millis as f64;
     w.known = true;

@@ -67,13 +67,8 @@ pub fn load_nodes(load: &LoadResult, observed: &[String]) -> Vec<String> {
 pub fn coordinates(run: &ValidatedRun, cell: &Cell) -> Coordinates {
     let name = |n: Option<&str>| n.unwrap_or_default().to_string();
     Coordinates {
-        target: name(run.spec.targets.get(cell.target).map(|t| t.name.as_str())),
-        scenario: name(
-            run.spec
-                .scenarios
-                .get(cell.scenario)
-                .map(|s| s.name.as_str()),
-        ),
+        target: name(run.targets.get(cell.target).map(|t| t.name.as_str())),
+        scenario: name(run.scenarios.get(cell.scenario).map(|s| s.name.as_str())),
         cpu: cell.cpu.clone(),
         memory: cell.memory.clone(),
         replicas: cell.replicas,
@@ -341,7 +336,7 @@ pub fn apply_variance(results: &mut [CellResult], repeats: usize) {
 /// A cell's coordinates in one line, e.g. `express/hello cpu=1 c=100`; memory, replicas and
 /// rate appear when the run sweeps or sets them.
 pub fn describe(run: &ValidatedRun, c: &Coordinates) -> String {
-    let m = run.spec.matrix.clone().unwrap_or_default();
+    let m = &run.matrix;
     let mut s = format!("{}/{} cpu={}", c.target, c.scenario, c.cpu);
     if m.memory.len() > 1 {
         s += &format!(" mem={}", c.memory);

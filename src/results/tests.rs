@@ -13,6 +13,11 @@ use super::*;
 
 /// A run of two targets × two connection counts with 3 repeats, a 10 s warm-up and SLOs.
 pub(crate) fn run_yaml(extra: &str) -> ValidatedRun {
+    validate(&spec_yaml(extra)).unwrap()
+}
+
+/// The spec [`run_yaml`] validates.
+pub(crate) fn spec_yaml(extra: &str) -> BenchmarkRunSpec {
     let yaml = format!(
         r#"
 targets:
@@ -27,8 +32,7 @@ repeats: 3
 {extra}
 "#
     );
-    let spec: BenchmarkRunSpec = serde_yaml::from_str(&yaml).unwrap();
-    validate(&spec).unwrap()
+    serde_yaml::from_str(&yaml).unwrap()
 }
 
 /// [`run_yaml`] with `slo: {p99: 200ms, errorRate: 1%}`.
@@ -514,7 +518,7 @@ fn the_summary_has_no_slo_tally_without_slos() {
 #[test]
 fn describe_shows_swept_memory_replicas_and_rate() {
     let mut run = run();
-    let matrix = run.spec.matrix.as_mut().unwrap();
+    let matrix = &mut run.matrix;
     matrix.memory = vec!["512Mi".into(), "1Gi".into()];
     matrix.replicas = vec![1, 2];
     let mut c = measured().coordinates;

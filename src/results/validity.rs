@@ -335,7 +335,7 @@ mod tests {
     use benchrun_api::CellResult;
 
     use super::*;
-    use crate::results::tests::{measured, run, run_yaml};
+    use crate::results::tests::{measured, run, spec_yaml};
 
     fn codes(ws: &[Warning]) -> Vec<&'static str> {
         ws.iter().map(|w| w.code.as_str()).collect()
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn a_run_without_warmup_is_flagged() {
-        let mut spec = run_yaml("").spec;
+        let mut spec = spec_yaml("");
         spec.load.warmup = None;
         let run = benchrun_api::validate(&spec).unwrap();
         assert_eq!(

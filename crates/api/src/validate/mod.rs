@@ -76,6 +76,8 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     }
     Ok(ValidatedRun {
         spec: spec.clone(),
+        matrix: spec.matrix.clone().unwrap_or_default(),
+        prometheus: spec.prometheus.clone(),
         targets,
         scenarios,
         target_requests,

@@ -15,9 +15,13 @@ use crate::units;
 /// A spec that passed validation, with every unit parsed and the matrix expanded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValidatedRun {
-    /// The spec as written, for what reports it back (status, results); the builders read the
-    /// parsed fields below only.
-    pub spec: BenchmarkRunSpec,
+    /// The spec as written. Private to this crate: the operator reads the parsed fields below
+    /// only.
+    pub(crate) spec: BenchmarkRunSpec,
+    /// `spec.matrix` (empty when absent): which coordinates the run sweeps.
+    pub matrix: crate::Matrix,
+    /// `spec.prometheus`: the URL and extra queries, if the run names them.
+    pub prometheus: Option<crate::PrometheusSpec>,
     /// Each target of `spec.targets`, parsed, in order (cells index it).
     pub targets: Vec<TargetPlan>,
     /// Each scenario of `spec.scenarios`, parsed, in order (cells index it).
