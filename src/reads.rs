@@ -59,6 +59,9 @@ pub struct FocusRead {
     pub load_pod_count: i32,
     /// The detail ConfigMap the merged load result is stored in.
     pub detail: String,
+    /// The reconcile's clock: load pods still unscheduled this long after the Job started are
+    /// reported as a failure to schedule (the planner's `now`, so one reconcile reads one time).
+    pub now: Timestamp,
     /// What is recorded with the result, read while the load runs or has ended: the
     /// target image's size and the baseline run's matching cell.
     pub at_end: Option<EndReads>,

@@ -169,8 +169,7 @@ async fn focus(
                     .as_ref()
                     .map(|t| t.0.as_millisecond())
             });
-            let now = Timestamp::now().as_millisecond();
-            if let Some(why) = nodes::load_unschedulable(&pods, start, now) {
+            if let Some(why) = nodes::load_unschedulable(&pods, start, f.now.as_millisecond()) {
                 o.job = JobObserved::Failed(why);
             }
         }

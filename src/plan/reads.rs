@@ -64,6 +64,7 @@ pub fn reads(
             load_pods: names::measurement_labels(name, role::LOAD, cell_i, repeat),
             load_pod_count: run.load_pods,
             detail: names::detail_name(name, cell_i, repeat),
+            now,
             at_end: loading.then(|| EndReads {
                 baseline: run
                     .baseline
