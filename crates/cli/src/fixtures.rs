@@ -363,23 +363,23 @@ pub fn running_status() -> BenchmarkRunStatus {
     }
 }
 
-/// Asserts that `got` equals the file `tests/golden/<name>`; with `BENCHRUN_BLESS=1` in the
-/// environment, (re)writes the file instead. The files are also the examples in the docs.
+/// Asserts that `got` equals the insta snapshot `tests/golden/<name>.snap`. A difference
+/// fails the test; outside CI insta also writes `<name>.snap.new` beside it, and
+/// `INSTA_UPDATE=always` accepts the new output. The snapshots are also the examples in the
+/// docs.
 pub fn assert_golden(name: &str, got: &str) {
-    assert_file(&format!("tests/golden/{name}"), got);
+    assert_snapshot_in("tests/golden", name, got);
 }
 
-/// Asserts that `got` equals the file at `path` under the crate's directory; with
-/// `BENCHRUN_BLESS=1` in the environment, (re)writes the file instead.
-pub fn assert_file(path: &str, got: &str) {
-    // Read at run time, not with env!: a test binary reused from another checkout's build
-    // (shared target directory) must compare against this checkout's files.
-    let dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test");
-    let path = std::path::Path::new(&dir).join(path);
-    if std::env::var_os("BENCHRUN_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert_eq!(got, want, "rendered output differs from {}", path.display());
+/// Asserts that `got` equals the insta snapshot `<dir>/<name>.snap` under the crate's
+/// directory (see [`assert_golden`]).
+pub fn assert_snapshot_in(dir: &str, name: &str, got: &str) {
+    // The directory is found at run time, not with env!: a test binary reused from another
+    // checkout's build (shared target directory) must compare against this checkout's files.
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(std::path::Path::new(&crate_dir).join(dir));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name.to_string(), got));
 }

@@ -1,4 +1,6 @@
-//! A small table model rendered as aligned terminal text, Markdown or CSV.
+//! A small table model rendered as aligned terminal text (`comfy-table`), Markdown, HTML or
+//! CSV (`csv`). Markdown and HTML are written here: comfy-table's Markdown preset does not
+//! right-align number columns.
 //!
 //! Pure: every renderer writes into any [`Write`].
 
@@ -37,34 +39,25 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// Columns padded to their widest cell, separated by two spaces, no trailing blanks.
+    /// Columns padded to their widest cell, separated by two spaces, no trailing blanks
+    /// (laid out by `comfy-table` without borders; widths are display widths).
     pub fn write_text(&self, w: &mut impl Write) -> io::Result<()> {
-        let widths: Vec<usize> = (0..self.columns.len())
-            .map(|i| {
-                let head = self.columns[i].0.chars().count();
-                let body = self.rows.iter().map(|r| r[i].chars().count());
-                body.fold(head, usize::max)
-            })
-            .collect();
-        let headers: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
-        for row in std::iter::once(&headers).chain(&self.rows) {
-            let mut line = String::new();
-            for (i, cell) in row.iter().enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                let pad = " ".repeat(widths[i] - cell.chars().count());
-                match self.columns[i].1 {
-                    Align::Left => {
-                        line.push_str(cell);
-                        line.push_str(&pad);
-                    }
-                    Align::Right => {
-                        line.push_str(&pad);
-                        line.push_str(cell);
-                    }
-                }
-            }
+        let mut t = comfy_table::Table::new();
+        t.load_preset(comfy_table::presets::NOTHING)
+            .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+            .set_header(self.columns.iter().map(|c| c.0.as_str()));
+        for row in &self.rows {
+            t.add_row(row);
+        }
+        let last = self.columns.len().saturating_sub(1);
+        for (i, (column, (_, align))) in t.column_iter_mut().zip(&self.columns).enumerate() {
+            column.set_padding((0, if i == last { 0 } else { 2 }));
+            column.set_cell_alignment(match align {
+                Align::Left => comfy_table::CellAlignment::Left,
+                Align::Right => comfy_table::CellAlignment::Right,
+            });
+        }
+        for line in t.lines() {
             writeln!(w, "{}", line.trim_end())?;
         }
         Ok(())

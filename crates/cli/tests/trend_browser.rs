@@ -1,9 +1,10 @@
 //! The trend page (`kubectl benchrun trend SCHEDULE -o FILE.html`) opened in headless Chromium,
 //! as the e2e suite opens a run's report (tests/report/chromium.sh, in a network namespace with
 //! nothing but loopback), but rendered from the fixture schedule
-//! (tests/fixtures/schedule/nightly.yaml), so no cluster is needed. It checks that the page is
-//! not blank, that every chart is there and drawn, and that the intervals' band and the change
-//! markers show where the fixture has them and nowhere else.
+//! (tests/fixtures/schedule/nightly.yaml.snap, the unit tests' insta snapshot of their
+//! fixture), so no cluster is needed. It checks that the page is not blank, that every chart
+//! is there and drawn, and that the intervals' band and the change markers show where the
+//! fixture has them and nowhere else.
 //!
 //! Needs Chromium (the script installs Debian's package when missing) and root for the network
 //! namespace, so it is ignored by a plain `cargo test`; `make browser` (part of `make test`)
@@ -47,13 +48,21 @@ fn pixels_near(path: &Path, rgb: [u8; 3]) -> anyhow::Result<usize> {
         .count())
 }
 
+/// The content of an insta snapshot file: what follows its `---` front matter.
+fn snapshot_content(snap: &str) -> Option<&str> {
+    let rest = snap.strip_prefix("---\n")?;
+    let end = rest.find("\n---\n")?;
+    Some(&rest[end + 5..])
+}
+
 #[test]
 #[ignore = "needs headless Chromium and root (a network namespace): make browser"]
 fn the_trend_page_renders_in_headless_chromium() -> anyhow::Result<()> {
     let crate_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").context("cargo test")?);
-    let fixture = crate_dir.join("tests/fixtures/schedule/nightly.yaml");
-    let yaml = std::fs::read_to_string(&fixture).with_context(|| fixture.display().to_string())?;
-    let schedule: BenchmarkSchedule = serde_yaml::from_str(&yaml)?;
+    let fixture = crate_dir.join("tests/fixtures/schedule/nightly.yaml.snap");
+    let snap = std::fs::read_to_string(&fixture).with_context(|| fixture.display().to_string())?;
+    let yaml = snapshot_content(&snap).context("an insta snapshot: `---` front matter")?;
+    let schedule: BenchmarkSchedule = serde_yaml::from_str(yaml)?;
 
     let dir = PathBuf::from("/tmp/benchrun-trend-browser");
     let _ = std::fs::remove_dir_all(&dir);

@@ -32,9 +32,9 @@ fn figure<'a>(html: &'a str, id: &str) -> &'a str {
 
 #[test]
 fn the_fixture_file_is_the_fixture_schedule_as_yaml() {
-    // The headless-Chromium test (tests/trend_browser.rs) renders this file.
+    // The headless-Chromium test (tests/trend_browser.rs) renders this snapshot's content.
     let yaml = serde_yaml::to_string(&fixture::schedule()).unwrap();
-    fixtures::assert_file("tests/fixtures/schedule/nightly.yaml", &yaml);
+    fixtures::assert_snapshot_in("tests/fixtures/schedule", "nightly.yaml", &yaml);
 }
 
 #[test]
