@@ -9,6 +9,9 @@ mod render;
 mod verdict;
 mod wire;
 
+#[cfg(test)]
+mod tests;
+
 pub use claims::{
     Claim, ClaimsFile, Comparison, Expect, Metric, Original, SeedClaims, Selector, Substitution,
 };

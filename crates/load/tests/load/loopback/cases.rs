@@ -1,4 +1,4 @@
-// The cases of tests/loopback.rs, included once per back end: `BACKEND` is the back end
+// The cases of tests/load/loopback.rs, included once per back end: `BACKEND` is the back end
 // the including module runs them on.
 
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! default profiles of container runtimes do), `auto` runs on epoll and says so in the
 //! result, and a forced io_uring fails instead of falling back.
 
-mod common;
+use crate::common;
 
 use benchrun_load::{run, Backend, Limit};
 use common::{serve, Behavior};

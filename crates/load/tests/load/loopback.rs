@@ -2,7 +2,7 @@
 //! error classes, coordinated omission, merge of real runs. Every load is bounded, and every
 //! case runs on both I/O back ends.
 
-mod common;
+use crate::common;
 
 /// The cases on the mio/epoll back end.
 mod epoll {

@@ -2,7 +2,7 @@
 //! weighted mix exactly, bodies and HEAD are handled, each scenario's figures add up to the
 //! run's, and per-scenario results merge across runs. Every load is bounded.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The binary: bad input gives a clean message and a non-zero exit; `merge` prints JSON.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

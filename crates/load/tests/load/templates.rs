@@ -3,7 +3,7 @@
 //! together, the same seed sends the same values, and the binary takes `--value`, `--seed`
 //! and the Job's completion index. Every load is bounded by a request count.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

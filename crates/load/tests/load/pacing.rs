@@ -4,7 +4,7 @@
 //! Every load is bounded in time and count; the bounds on counts are loose, as the machine
 //! may be busy.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,9 +1,9 @@
-//! docs/seeds.md's generator on a committed fixture: the same result files give the same page,
+//! docs/seeds.md's generator on a committed fixture (crates/cli/tests/fixtures/seeds): the same result files give the same page,
 //! and the fixture's figures give the verdicts they should.
 
 use std::path::PathBuf;
 
-use kubectl_benchrun::seeds_doc::{read_run_files, render, ClaimsFile, RunFiles};
+use super::{read_run_files, render, ClaimsFile, RunFiles};
 
 fn repo() -> PathBuf {
     // Read at run time: a test binary reused from a build in another checkout (same sources,
@@ -17,7 +17,8 @@ fn claims() -> ClaimsFile {
 }
 
 fn fixture() -> RunFiles {
-    read_run_files(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeds")).unwrap()
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run by cargo test");
+    read_run_files(&PathBuf::from(crate_dir).join("tests/fixtures/seeds")).unwrap()
 }
 
 #[test]
