@@ -1,5 +1,6 @@
-//! docs/seeds.md's generator on a committed fixture (crates/cli/tests/fixtures/seeds): the same result files give the same page,
-//! and the fixture's figures give the verdicts they should.
+//! docs/seeds.md's generator on a committed fixture (crates/cli/tests/fixtures/seeds): the
+//! same result files give the same page, and the fixture's figures give the verdicts they
+//! should.
 
 use std::path::PathBuf;
 
