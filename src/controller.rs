@@ -167,6 +167,8 @@ async fn wake_waiting_runs(
         if ctx.store.wait_until_ready().now_or_never().is_none() {
             continue;
         }
+        // Granted since the last look: a run granted and finished in between held too.
+        before.extend(ctx.slots.take_recent());
         let all: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
         let now = slots::holders(&all, &ctx.slots.granted());
         for key in slots::to_wake(&before, &now, &all) {

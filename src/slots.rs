@@ -187,6 +187,8 @@ fn live_grants(all: &[RunView], granted: &BTreeSet<String>) -> BTreeSet<String> 
 pub struct Slots {
     max: usize,
     granted: Mutex<BTreeSet<String>>,
+    /// The runs granted a slot since the waker last looked ([`Slots::take_recent`]).
+    recent: Mutex<BTreeSet<String>>,
 }
 
 impl Slots {
@@ -195,6 +197,7 @@ impl Slots {
         Self {
             max: max.max(1),
             granted: Mutex::default(),
+            recent: Mutex::default(),
         }
     }
 
@@ -218,8 +221,19 @@ impl Slots {
         let grant = decide(self.max, me, all, &granted) == SlotDecision::Grant;
         if grant {
             granted.insert(me.to_string());
+            self.recent
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(me.to_string());
         }
         grant
+    }
+
+    /// The runs granted a slot since the last call. The waker counts them among the holders it
+    /// saw before, so a run granted and finished between two of its looks (a target the
+    /// apiserver refuses fails within a second) still wakes the runs that waited for it.
+    pub fn take_recent(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.recent.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
@@ -279,6 +293,35 @@ mod tests {
             to_wake(&before, &holders(&all, &BTreeSet::new()), &all),
             vec!["a/q1", "a/q2"]
         );
+    }
+
+    #[test]
+    fn a_run_granted_and_finished_between_two_looks_still_wakes_the_waiting_ones() {
+        let slots = Slots::new(1);
+        let mut all = vec![
+            view("a/refused", None, 1),
+            view("a/after", Some(Phase::Queued), 2),
+        ];
+        // The waker's last look: nobody held.
+        let before = holders(&all, &slots.granted());
+        assert!(before.is_empty());
+        // Then `refused` was granted, `after` told to wait for it, and `refused` failed.
+        assert!(slots.take("a/refused", &all));
+        assert_eq!(
+            reconcile(&slots, "a/after", &all),
+            SlotDecision::Wait(vec!["a/refused".into()])
+        );
+        all[0].phase = Some(Phase::Failed);
+        let now = holders(&all, &slots.granted());
+        assert!(now.is_empty());
+        assert!(
+            to_wake(&before, &now, &all).is_empty(),
+            "the looks alone miss it"
+        );
+        let mut before = before;
+        before.extend(slots.take_recent());
+        assert_eq!(to_wake(&before, &now, &all), vec!["a/after"]);
+        assert!(slots.take_recent().is_empty(), "taken once");
     }
 
     #[test]
