@@ -36,6 +36,9 @@ pub struct Config {
     /// How long after a measured window ends an unreachable Prometheus is asked for it again
     /// before its CPU and memory are given up (see [`crate::plan::collections_due`]).
     pub metrics_retry_for: Duration,
+    /// The longest gap between two stored cAdvisor samples of a container on this cluster
+    /// (see [`crate::promql::DEFAULT_SAMPLE_INTERVAL`]).
+    pub sample_interval: Duration,
 }
 
 /// Shared state of all reconciles.

@@ -84,6 +84,7 @@ fn config() -> Config {
         max_measuring_runs: 1,
         namespace: None,
         metrics_retry_for: Duration::ZERO,
+        sample_interval: Duration::from_secs(10),
     }
 }
 

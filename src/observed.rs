@@ -217,6 +217,10 @@ pub struct Observed {
     /// it (an operator setting, carried here so that the planner stays a function of its
     /// inputs).
     pub metrics_retry_for: Duration,
+    /// The longest gap between two stored cAdvisor samples of a container on this cluster (an
+    /// operator setting, `--sample-interval`): how long fresh target pods are left before the
+    /// load starts, and how long after a window ends before Prometheus is asked for it.
+    pub sample_interval: Duration,
 }
 
 impl Default for Observed {
@@ -245,6 +249,7 @@ impl Default for Observed {
             retrying: false,
             pending: Vec::new(),
             metrics_retry_for: DEFAULT_METRICS_RETRY_FOR,
+            sample_interval: crate::promql::DEFAULT_SAMPLE_INTERVAL,
         }
     }
 }

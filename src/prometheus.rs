@@ -341,9 +341,9 @@ impl Prometheus {
         let mut usage = usage_from(&raw_usage, span, q.target_cpu_limit_cores);
         usage.pods = pod_usages(&raw_usage, span, q.target_pod_cpu_limit_cores);
         if let Some(at) = q.before_load {
-            // Two default sample intervals back: the last sample before the Job, not one
-            // from an earlier window.
-            let lookback = 2 * crate::promql::DEFAULT_SAMPLE_INTERVAL.as_secs();
+            // Two sample intervals back: the last sample before the Job, not one from an
+            // earlier window.
+            let lookback = (2 * self.sample_interval.as_secs()).max(1);
             let query = promql::last_sum(promql::WORKING_SET, &target, lookback);
             usage.memory_before_load_bytes =
                 self.instant(&query, at).await?.map(|b| b.round() as i64);

@@ -11,15 +11,17 @@
 //! sandbox (`POD`) that cAdvisor also reports, so nothing is counted twice.
 //!
 //! The spacing of cAdvisor samples is not the scrape interval: the kubelet stamps each series
-//! with the time of its own (dynamic) housekeeping, so samples arrive every 6–10 s on the local
-//! cluster even when Prometheus scrapes every 5 s, and every 10–15 s with kubelet defaults.
+//! with the time of its own (dynamic) housekeeping, one to two housekeeping intervals apart
+//! however often Prometheus scrapes: 10–20 s with kubelet defaults, 1–2 s on the local cluster.
 
 use std::time::Duration;
 
-/// Spacing of cAdvisor samples assumed when none is configured, to size the margins: the
-/// larger of Prometheus' scrape interval and the kubelet's housekeeping interval (measured
-/// 6–10 s on the local cluster, which scrapes every 5 s). The figures themselves learn the
-/// real spacing from the samples.
+/// Spacing of cAdvisor samples assumed when the operator is not told otherwise
+/// (`--sample-interval`), to size the margins and the waits: the kubelet's housekeeping interval
+/// (cAdvisor stretches each one by up to its length again, at random) plus Prometheus' scrape
+/// interval. 10 s suits kubelet-default clusters whose samples are 10–15 s apart; the local
+/// cluster (housekeeping 1 s, scrapes 1 s) sets 3 s. The figures themselves learn the real
+/// spacing from the samples.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Sample intervals of margin queried on each side of the window.

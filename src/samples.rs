@@ -2,8 +2,8 @@
 //!
 //! Pure: numbers in, numbers out. The samples are the raw points of each series around the
 //! window (a range selector evaluated as an instant query), stamped with the time cAdvisor took
-//! them, which on a kubelet is every 6–10 s — often less than two per short window, so nothing
-//! here relies on `rate()`, which extrapolates over its range.
+//! them, which on a kubelet with its defaults is every 10–20 s — often less than two per short
+//! window, so nothing here relies on `rate()`, which extrapolates over its range.
 //!
 //! A counter (CPU seconds, CFS periods) is read as a piecewise-linear function of time through
 //! its samples, after undoing resets (a value below the one before means the counter restarted

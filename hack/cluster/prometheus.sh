@@ -19,6 +19,7 @@ prometheus_config() {
 global: {scrape_interval: 5s, evaluation_interval: 5s}
 scrape_configs:
   - job_name: kubelet-cadvisor
+    scrape_interval: 1s
     metrics_path: /metrics/cadvisor
     honor_labels: true
     static_configs: $targets

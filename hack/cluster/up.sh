@@ -161,7 +161,7 @@ cmd_up() {
     --kubeconfig="$K/pki/kubelet.kubeconfig" \
     --hostname-override=$NODE_NAME --node-ip=$GW_IP $labels1 \
     --root-dir=/var/lib/kubelet --cert-dir=/var/lib/kubelet/pki \
-    --housekeeping-interval=5s --v=1
+    --housekeeping-interval=1s --v=1
   if [ "$NODES" = 2 ]; then
     mkdir -p "$NODE2_LIB/kubelet"
     # --containerd: the socket its cAdvisor asks for container names (default: node 1's)
@@ -170,7 +170,7 @@ cmd_up() {
       --kubeconfig="$K/pki/kubelet-2.kubeconfig" \
       --hostname-override=$NODE2_NAME --node-ip=$NODE2_IP --node-labels="$ROLE_LABEL=load" \
       --root-dir="$NODE2_LIB/kubelet" --cert-dir="$NODE2_LIB/kubelet/pki" \
-      --containerd="$NODE2_SOCK" --housekeeping-interval=5s --v=1
+      --containerd="$NODE2_SOCK" --housekeeping-interval=1s --v=1
   fi
   wait_for kubelet 120 "node $NODE_NAME Ready" node_ready "$NODE_NAME"
   if [ "$NODES" = 2 ]; then

@@ -48,6 +48,14 @@ struct Args {
     /// before recording them as unavailable; the run does not finish before (e.g. 10m, 30m).
     #[arg(long, env = "BENCHRUN_METRICS_RETRY_FOR", default_value = "10m", value_parser = parse_duration)]
     metrics_retry_for: Duration,
+    /// The longest gap between two stored CPU samples of a container in Prometheus: the
+    /// kubelet's housekeeping interval, twice it (cAdvisor adds up to one interval at
+    /// random), plus Prometheus' scrape interval of the kubelets' cAdvisor. Fresh target pods
+    /// are left this long before the load starts, and a window's CPU and memory are read this
+    /// long after it ends. The default suits kubelet defaults (10 s housekeeping) scraped
+    /// every 5–10 s; the local cluster (1 s and 1 s) sets 3s.
+    #[arg(long, env = "BENCHRUN_SAMPLE_INTERVAL", default_value = "10s", value_parser = parse_duration)]
+    sample_interval: Duration,
     /// Watch this namespace only (default: all namespaces).
     #[arg(long, env = "BENCHRUN_NAMESPACE")]
     namespace: Option<String>,
@@ -106,6 +114,7 @@ async fn main() -> anyhow::Result<()> {
         max_measuring_runs: args.max_measuring_runs,
         namespace: args.namespace,
         metrics_retry_for: args.metrics_retry_for,
+        sample_interval: args.sample_interval,
     };
     let elector = Elector::new(client.clone(), election);
     let work = || controller::run(client, config, metrics.clone());

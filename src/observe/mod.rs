@@ -69,6 +69,7 @@ pub async fn observe(
         generation,
         slot,
         metrics_retry_for: ctx.config.metrics_retry_for,
+        sample_interval: ctx.config.sample_interval,
         ..Observed::default()
     };
     if !reads.children {
@@ -694,7 +695,7 @@ async fn usage(ctx: &Context, owner: &Owner, w: &WindowRead, load: &LoadResult) 
         .clone()
         .unwrap_or_else(|| ctx.config.prometheus_url.clone());
     let prom = match ctx.prometheus.get(&url) {
-        Ok(p) => p,
+        Ok(p) => p.with_sample_interval(ctx.config.sample_interval),
         Err(e) => return Collection::Answered(Err(e.to_string())),
     };
     let ts = |ms: u64| Timestamp::from_millisecond(ms as i64).map_err(|e| e.to_string());

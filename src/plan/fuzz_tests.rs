@@ -269,7 +269,7 @@ proptest! {
         crate::comparisons::headline(&comparisons);
         results::result_conditions(&run, &all, &comparisons);
         detail_json(&load);
-        scrape_ready_at(&load);
+        scrape_ready_at(&load, Duration::from_millis(u64::from(retry.unsigned_abs())));
         metrics_retry_delay(retry);
     }
 }

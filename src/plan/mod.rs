@@ -15,7 +15,7 @@
 //! during the current warm-up and told to begin when this window ends ([`chained_start`]), so
 //! the next measurement finds its Job made and its pod waiting. The
 //! window's CPU and memory are read from Prometheus while the next one runs, once the samples
-//! after it have been scraped ([`SCRAPE_SETTLE`]); the queries name their window, so the next
+//! after it have been scraped (the operator's sample interval, [`Observed::sample_interval`]); the queries name their window, so the next
 //! load does not disturb them. When Prometheus cannot be reached for a window, the result gets
 //! `metricsPending` and the window is asked for again later (see `src/plan/metrics.rs`); that
 //! state, too, lives in status alone, so a restarted operator still collects it.
@@ -40,13 +40,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use crate::observed::Observed;
 
-/// How long after a window ends before Prometheus is queried for it (see [`scrape_ready_at`]),
-/// and how long freshly ready target pods are left before the load starts: one cAdvisor
-/// sample interval as [`crate::promql::DEFAULT_SAMPLE_INTERVAL`] assumes it. Samples are 6–10 s
-/// apart on the local cluster (Prometheus scrapes every 5 s there) and 10–15 s apart with
-/// kubelet defaults, so on the local cluster a sample from after the window has normally been
-/// stored by then.
-pub const SCRAPE_SETTLE: Duration = Duration::from_secs(10);
 /// When a queued run looks again at the slots although nobody woke it: the controller wakes
 /// every waiting run as soon as a holder lets go of its slot ([`crate::slots::to_wake`]), so
 /// this is only a safety net. A queued run's reconcile reads nothing from the apiserver.
@@ -305,11 +298,12 @@ fn has_result(results: &[CellResult], cell: usize, repeat: usize) -> bool {
 }
 
 /// When the measured window of `load` counts as scraped, in Unix milliseconds:
-/// [`SCRAPE_SETTLE`] after the window ends. Prometheus is queried for it from then on.
-pub fn scrape_ready_at(load: &LoadResult) -> i64 {
+/// `settle` (the cluster's sample interval, [`Observed::sample_interval`]) after the window
+/// ends. Prometheus is queried for it from then on.
+pub fn scrape_ready_at(load: &LoadResult, settle: Duration) -> i64 {
     i64::try_from(load.window_end_ms)
         .unwrap_or(i64::MAX)
-        .saturating_add(SCRAPE_SETTLE.as_millis() as i64)
+        .saturating_add(i64::try_from(settle.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The wait after the `attempts`-th failed attempt to reach Prometheus: 10 s, 20 s, 40 s,

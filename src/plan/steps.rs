@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::{
     detail_json, has_result, merge_pods, next_pending, placement, scrape_ready_at, set_condition,
-    Action, Note, Planner, SCRAPE_SETTLE, START_LEAD,
+    Action, Note, Planner, START_LEAD,
 };
 use crate::adaptive;
 use crate::baseline;
@@ -303,12 +303,13 @@ impl Planner<'_> {
             services: services.addresses,
             node_selector: placement::target_selector(self.run, c.target, self.obs.node_roles),
         });
-        // Fresh pods: leave them a sample interval (SCRAPE_SETTLE) before the load starts, or
-        // the first window of a configuration has too few CPU samples for a rate.
+        // Fresh pods: leave them a sample interval before the load starts, or the first
+        // window of a configuration has too few CPU samples for a rate.
+        let settle = i64::try_from(self.obs.sample_interval.as_millis()).unwrap_or(i64::MAX);
         let settled = target.ready_since_ms.is_none_or(|t| {
             // Saturating: the time comes from the cluster, not from this clock.
             let ready_for = self.now.as_millisecond().saturating_sub(t);
-            ready_for >= SCRAPE_SETTLE.as_millis() as i64
+            ready_for >= settle
         });
         if target.ready && !settled {
             self.after(Duration::from_secs(2));
@@ -505,7 +506,8 @@ impl Planner<'_> {
             .warnings
             .extend(self.overlap_warning(cell, repeat, load));
         self.judge_baseline(&mut result);
-        let at = Timestamp::from_millisecond(scrape_ready_at(load)).unwrap_or(Timestamp::MAX);
+        let at = Timestamp::from_millisecond(scrape_ready_at(load, self.obs.sample_interval))
+            .unwrap_or(Timestamp::MAX);
         // Memory "before the load" is read at the last sample before it began: the agreed
         // start when there was one (a Job made ahead was created during the previous window).
         let began = load

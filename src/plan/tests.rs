@@ -469,7 +469,9 @@ fn load_pod_without_result_fails_the_measurement() {
 #[test]
 fn a_window_counts_as_scraped_the_settle_time_after_it_ends() {
     // Window from 3 s to 13 s after T0.
-    assert_eq!(scrape_ready_at(&load_result(3000)), T0 + 13_000 + 10_000);
+    let at = |s| scrape_ready_at(&load_result(3000), Duration::from_secs(s));
+    assert_eq!(at(10), T0 + 13_000 + 10_000);
+    assert_eq!(at(3), T0 + 13_000 + 3_000);
 }
 
 #[test]
@@ -873,6 +875,38 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
     assert_eq!(d.status.current.clone().unwrap().stage, Stage::Deploying);
     let d = plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(11_000));
     assert_eq!(d.status.current.unwrap().stage, Stage::Loading);
+}
+
+#[test]
+fn fresh_pods_wait_the_clusters_sample_interval_and_a_window_is_read_that_long_after() {
+    // A cluster sampling every 3 s at most (`--sample-interval 3s`): pods ready at 1 s are
+    // loaded from 4 s on, and cell 0's window (3 s–13 s) is due for reading at 16 s.
+    let run = validated(SPEC);
+    let o = Observed {
+        target: Some(TargetObserved {
+            ready_since_ms: Some(T0 + 1000),
+            ..ready_target()
+        }),
+        service_ip: Some("10.96.0.7".into()),
+        sample_interval: Duration::from_secs(3),
+        ..obs()
+    };
+    let stage = |now| {
+        plan(&run, &running(0, 0, Stage::Deploying, 0), &o, at(now))
+            .status
+            .current
+            .unwrap()
+            .stage
+    };
+    assert_eq!(stage(3_900), Stage::Deploying);
+    assert_eq!(stage(4_000), Stage::Loading);
+    let o = Observed {
+        job: JobObserved::Succeeded(Vec::new()),
+        detail: Some(load_result(3000)),
+        ..o
+    };
+    let d = plan(&run, &running(0, 0, Stage::Loading, 0), &o, at(14_000));
+    assert_recorded_due(&d, 0, 0, 16_000);
 }
 
 // ---- Prometheus unreachable: deferred collections ----

@@ -11,7 +11,7 @@
 //! for both stores — by the CouchDB store read by Express (the same images) with the store's
 //! figures, exact counts, no errors, ready times and image sizes (seed 4's point) by
 //! `a_seeded_backing_service_is_read_through_its_address`; seed 3's short window by
-//! `a_five_second_window_is_too_short_and_says_how_long_to_measure`; seed 5's connects without
+//! `a_one_second_window_is_too_short_and_says_how_long_to_measure`; seed 5's connects without
 //! keep-alive by `request_counts_and_keep_alive_are_set_per_cell` (and hundreds of connections
 //! without keep-alive by `wire::a_one_slot_accept_queue_shows_syn_retransmits_and_the_warning`),
 //! its percentile table by `a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency`;

@@ -13,7 +13,7 @@ use crate::units;
 
 /// Shortest `load.duration` whose windows hold at least 2 CPU samples of each target container
 /// wherever they fall, when the kubelet's cAdvisor samples container CPU every 10 s (typical;
-/// 6–10 s on the local cluster). Shorter durations are accepted — clusters differ — but warned
+/// every 1–2 s on the local cluster). Shorter durations are accepted — clusters differ — but warned
 /// about, and their cells get `WindowTooShort` when a window did hold too few.
 pub const MIN_SAMPLED_DURATION: Duration = Duration::from_secs(20);
 
