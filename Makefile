@@ -6,7 +6,8 @@
 #               suite against the real operator
 #
 # Everything is built once in the release profile (tests included), into the target dir set
-# in .cargo/config.toml (outside the repository, so CI clones reuse it).
+# in .cargo/config.toml (outside the repository, so CI clones reuse it); the load generator's
+# image alone in profile dist (thin LTO).
 
 SHELL := /bin/bash
 .ONESHELL:
@@ -21,9 +22,11 @@ help:
 
 all: build
 
-## build: every binary of the workspace (operator, load generator, demo target, report plugin)
+## build: every binary of the workspace (operator, load generator, demo target, report plugin),
+## and the load generator again in profile dist (thin LTO, for its image; Cargo.toml)
 build:
 	$(CARGO) build --release --workspace --bins
+	$(CARGO) build --profile dist -p benchrun-load --bin benchrun-load
 
 ## crds: regenerate crds/, docs/api.md, docs/api-schedule.md and deploy/base/crd*.yaml from the Rust types
 crds:

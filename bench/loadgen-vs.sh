@@ -71,10 +71,11 @@ install_anchors() {
 
 build_ours() {
   if [ -n "${OURS:-}" ]; then return 0; fi   # OURS=/path/to/benchrun-load skips the build
-  (cd "$REPO" && cargo build --release -q -p benchrun-load)
+  # Profile dist (thin LTO across crates, Cargo.toml): the build the load image ships.
+  (cd "$REPO" && cargo build --profile dist -q -p benchrun-load --bin benchrun-load)
   local dir
   dir=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-  OURS="$dir/release/benchrun-load"
+  OURS="$dir/dist/benchrun-load"
 }
 
 start_nginx() {

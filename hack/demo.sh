@@ -15,6 +15,7 @@ fi
 eval "$(hack/cluster.sh env)"
 log "building"
 cargo build --release --workspace --bins
+cargo build --profile dist -p benchrun-load --bin benchrun-load   # its image: thin LTO (Cargo.toml)
 if [ -S /run/containerd/containerd.sock ] && [ "${KUBECONFIG}" = "${BENCHRUN_CLUSTER_DIR:-/var/lib/benchrun/cluster}/kubeconfig" ]; then
   hack/images.sh --no-build
 else

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # images.sh — build benchrun's container images without Docker or a registry.
 #
-# Builds the workspace binaries once (release profile, the configured target dir), packs each
+# Builds the workspace binaries once (release profile, the configured target dir; the load
+# generator in profile dist, with thin LTO), packs each
 # into a minimal rootfs (binary + the glibc libraries ldd lists + NSS files, non-root user
 # benchrun uid 65532) and turns it into a deterministic OCI archive with hack/mkoci.sh:
 #
@@ -87,6 +88,9 @@ version=$(json '.packages[] | select(.name == "benchrun") | .version' <<<"$metad
 if [ $do_build = 1 ]; then
   log "cargo build --release --workspace --bins (target dir $target_dir)"
   cargo build --release --workspace --bins || die "cargo build failed"
+  # The load generator's image: thin LTO across crates (profile dist, Cargo.toml).
+  log "cargo build --profile dist -p benchrun-load"
+  cargo build --profile dist -p benchrun-load --bin benchrun-load || die "cargo build failed"
 fi
 mkdir -p "$out_dir"
 
@@ -137,6 +141,7 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 imported=0
 for name in "${images[@]}"; do
   bin="$target_dir/release/$name"
+  if [ "$name" = benchrun-load ]; then bin="$target_dir/dist/$name"; fi
   [ -x "$bin" ] || die "$bin not found: the build did not produce it (run without --no-build)"
   ref="$registry/$name:$version"
   tarball="$out_dir/$name-$version.oci.tar"
