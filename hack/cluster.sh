@@ -23,6 +23,9 @@ CLUSTER_CIDR=10.244.0.0/16
 SVC_CIDR=10.96.0.0/16
 SVC_APISERVER_IP=10.96.0.1
 PROM_URL=http://$GW_IP:9090
+# The kubelets' cAdvisor housekeeping (Prometheus scrapes it every 1 s, hack/cluster/prometheus.sh):
+# container CPU samples 1-2 s apart, which deploy/local's BENCHRUN_SAMPLE_INTERVAL (3s) assumes.
+HOUSEKEEPING=1s
 DNS_IP=$GW_IP               # CoreDNS runs on the host, bound to the node IP (kubelets' clusterDNS)
 PAUSE_IMAGE=benchrun.local/pause:3.10
 BUSYBOX_IMAGE=benchrun.local/busybox:1.35

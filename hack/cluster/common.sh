@@ -79,6 +79,22 @@ wait_for() {
   done
 }
 
+# runs_with_flag NAME FLAG: NAME is running and FLAG is one of its arguments.
+runs_with_flag() {
+  local pid
+  pid=$(pid_of "$1")
+  [ -n "$pid" ] && alive "$1" && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$2"
+}
+
+# restart_without_flag NAME FLAG: a running NAME whose command line lacks FLAG (started by an
+# older `up`) is stopped, so that the next `start` runs it with today's flags.
+restart_without_flag() {
+  if alive "$1" && ! runs_with_flag "$1" "$2"; then
+    log "$1 (pid $(pid_of "$1")) runs without $2, from an older up: restarting it"
+    stop "$1"
+  fi
+}
+
 stop() {
   local name=$1 pid
   pid=$(pid_of "$name")

@@ -49,7 +49,8 @@ cmd_up() {
   local t0; t0=$(date +%s)
   mkdir -p "$K/logs" "$K/pids"
   BIN=$(bindir || true)
-  if [ -n "$BIN" ] && healthy_quiet; then
+  if [ -n "$BIN" ] && healthy_quiet && runs_with_flag kubelet "--housekeeping-interval=$HOUSEKEEPING" \
+    && { [ "$NODES" != 2 ] || runs_with_flag kubelet-2 "--housekeeping-interval=$HOUSEKEEPING"; }; then
     ensure_drop_rule
     ensure_prometheus_config
     ensure_operator_targets
@@ -156,12 +157,16 @@ cmd_up() {
   ensure_images
 
   mkdir -p /var/lib/kubelet
+  # Container CPU sampled every 1-2 s (deploy/local tells the operator 3 s): a kubelet an older
+  # `up` started with another interval is restarted (its pods keep running).
+  restart_without_flag kubelet "--housekeeping-interval=$HOUSEKEEPING"
+  restart_without_flag kubelet-2 "--housekeeping-interval=$HOUSEKEEPING"
   # shellcheck disable=SC2086 # labels1 is empty or one flag
   START_CGROUP=$node1_cg start kubelet "$BIN/kubelet" --config="$K/config/kubelet.yaml" \
     --kubeconfig="$K/pki/kubelet.kubeconfig" \
     --hostname-override=$NODE_NAME --node-ip=$GW_IP $labels1 \
     --root-dir=/var/lib/kubelet --cert-dir=/var/lib/kubelet/pki \
-    --housekeeping-interval=1s --v=1
+    --housekeeping-interval=$HOUSEKEEPING --v=1
   if [ "$NODES" = 2 ]; then
     mkdir -p "$NODE2_LIB/kubelet"
     # --containerd: the socket its cAdvisor asks for container names (default: node 1's)
@@ -170,7 +175,7 @@ cmd_up() {
       --kubeconfig="$K/pki/kubelet-2.kubeconfig" \
       --hostname-override=$NODE2_NAME --node-ip=$NODE2_IP --node-labels="$ROLE_LABEL=load" \
       --root-dir="$NODE2_LIB/kubelet" --cert-dir="$NODE2_LIB/kubelet/pki" \
-      --containerd="$NODE2_SOCK" --housekeeping-interval=1s --v=1
+      --containerd="$NODE2_SOCK" --housekeeping-interval=$HOUSEKEEPING --v=1
   fi
   wait_for kubelet 120 "node $NODE_NAME Ready" node_ready "$NODE_NAME"
   if [ "$NODES" = 2 ]; then
