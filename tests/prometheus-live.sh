@@ -3,10 +3,12 @@
 # cluster's Prometheus, as their module doc describes: a pod burning half a core (limit 500m)
 # in a namespace of its own, the tests once it has run for 75 s, then the namespace is
 # deleted. Needs KUBECONFIG and PROMETHEUS_URL (`eval "$(hack/cluster.sh env)"`); run by
-# `make e2e`. PROMQL_CHECK_NAMESPACE overrides the namespace (default promql-check).
+# `make e2e`. PROMQL_CHECK_NAMESPACE overrides the namespace (default promql-check-<time>: a
+# new one each run, because cAdvisor's series carry their own timestamps, so Prometheus marks
+# no series stale and the pod of a run minutes earlier, of the same name, would still count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ns=${PROMQL_CHECK_NAMESPACE:-promql-check}
+ns=${PROMQL_CHECK_NAMESPACE:-promql-check-$(date +%s)}
 image=benchrun.local/busybox:1.35
 : "${PROMETHEUS_URL:?PROMETHEUS_URL is not set (eval \"\$(hack/cluster.sh env)\")}"
 
