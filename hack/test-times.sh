@@ -36,4 +36,4 @@ echo "tests: ${e2e% *}, their own time together: ${e2e#* } s"
 # Cargo's "Finished" lines: the builds' own times as cargo reported them, in order.
 echo
 echo "## cargo builds (in order)"
-grep -aE '^\s*Finished `release` profile' "$log" | sed -E 's/^\s*//' || true
+grep -aE '^\s*Finished `(release|dist)` profile' "$log" | sed -E 's/^\s*//' || true
