@@ -19,9 +19,9 @@ use std::time::Duration;
 /// Spacing of cAdvisor samples assumed when the operator is not told otherwise
 /// (`--sample-interval`), to size the margins and the waits: the kubelet's housekeeping interval
 /// (cAdvisor stretches each one by up to its length again, at random) plus Prometheus' scrape
-/// interval. 10 s suits kubelet-default clusters whose samples are 10–15 s apart; the local
-/// cluster (housekeeping 1 s, scrapes 1 s) sets 3 s. The figures themselves learn the real
-/// spacing from the samples.
+/// interval. 10 s is the wait of earlier releases; kubelet-default clusters, whose samples are
+/// 10–20 s apart, need 20 s plus their scrape interval; the local cluster (housekeeping 1 s,
+/// scrapes 1 s) sets 3 s. The figures themselves learn the real spacing from the samples.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Sample intervals of margin queried on each side of the window.

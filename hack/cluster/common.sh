@@ -79,20 +79,22 @@ wait_for() {
   done
 }
 
-# runs_with_flag NAME FLAG: NAME is running and FLAG is one of its arguments.
-runs_with_flag() {
-  local pid
-  pid=$(pid_of "$1")
-  [ -n "$pid" ] && alive "$1" && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$2"
-}
-
-# restart_without_flag NAME FLAG: a running NAME whose command line lacks FLAG (started by an
-# older `up`) is stopped, so that the next `start` runs it with today's flags.
-restart_without_flag() {
-  if alive "$1" && ! runs_with_flag "$1" "$2"; then
-    log "$1 (pid $(pid_of "$1")) runs without $2, from an older up: restarting it"
-    stop "$1"
-  fi
+# kubelets_outdated [restart]: true when a running kubelet's command line lacks
+# --housekeeping-interval=$HOUSEKEEPING (started by an older `up`); with `restart`, each such
+# kubelet is stopped, so that the next `start` runs it with today's flags (its pods keep running).
+kubelets_outdated() {
+  local name pid outdated=1
+  for name in kubelet kubelet-2; do
+    alive "$name" || continue
+    pid=$(pid_of "$name")
+    tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "--housekeeping-interval=$HOUSEKEEPING" && continue
+    outdated=0
+    if [ "${1:-}" = restart ]; then
+      log "$name (pid $pid) runs without --housekeeping-interval=$HOUSEKEEPING, from an older up: restarting it"
+      stop "$name"
+    fi
+  done
+  return $outdated
 }
 
 stop() {

@@ -49,8 +49,7 @@ cmd_up() {
   local t0; t0=$(date +%s)
   mkdir -p "$K/logs" "$K/pids"
   BIN=$(bindir || true)
-  if [ -n "$BIN" ] && healthy_quiet && runs_with_flag kubelet "--housekeeping-interval=$HOUSEKEEPING" \
-    && { [ "$NODES" != 2 ] || runs_with_flag kubelet-2 "--housekeeping-interval=$HOUSEKEEPING"; }; then
+  if [ -n "$BIN" ] && healthy_quiet && ! kubelets_outdated; then
     ensure_drop_rule
     ensure_prometheus_config
     ensure_operator_targets
@@ -159,8 +158,7 @@ cmd_up() {
   mkdir -p /var/lib/kubelet
   # Container CPU sampled every 1-2 s (deploy/local tells the operator 3 s): a kubelet an older
   # `up` started with another interval is restarted (its pods keep running).
-  restart_without_flag kubelet "--housekeeping-interval=$HOUSEKEEPING"
-  restart_without_flag kubelet-2 "--housekeeping-interval=$HOUSEKEEPING"
+  kubelets_outdated restart
   # shellcheck disable=SC2086 # labels1 is empty or one flag
   START_CGROUP=$node1_cg start kubelet "$BIN/kubelet" --config="$K/config/kubelet.yaml" \
     --kubeconfig="$K/pki/kubelet.kubeconfig" \

@@ -52,8 +52,9 @@ struct Args {
     /// kubelet's housekeeping interval, twice it (cAdvisor adds up to one interval at
     /// random), plus Prometheus' scrape interval of the kubelets' cAdvisor. Fresh target pods
     /// are left this long before the load starts, and a window's CPU and memory are read this
-    /// long after it ends. The default suits kubelet defaults (10 s housekeeping) scraped
-    /// every 5–10 s; the local cluster (1 s and 1 s) sets 3s.
+    /// long after it ends. The default, 10s, is the wait of earlier releases; with kubelet
+    /// defaults (10 s housekeeping, so samples 10–20 s apart) set 20s plus the scrape interval.
+    /// The local cluster (1 s and 1 s) sets 3s.
     #[arg(long, env = "BENCHRUN_SAMPLE_INTERVAL", default_value = "10s", value_parser = parse_duration)]
     sample_interval: Duration,
     /// Watch this namespace only (default: all namespaces).
