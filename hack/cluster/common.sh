@@ -38,11 +38,11 @@ start() {
   local pid=$!
   echo "$pid" >"$K/pids/$name"
   local exe=""
-  for _ in $(seq 1 50); do   # wait for setsid to exec the program, then remember its executable
+  for _ in $(seq 1 50); do   # wait for setsid (and a script's env) to exec the program, then remember its executable
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
-    case $exe in ""|*/setsid|*/bash|*/nsenter) sleep 0.05 ;; *) break ;; esac
+    case $exe in ""|*/setsid|*/bash|*/nsenter|*/env) sleep 0.05 ;; *) break ;; esac
   done
-  case $exe in ""|*/setsid|*/bash|*/nsenter) rm -f "$K/pids/$name.exe" ;; *) echo "$exe" >"$K/pids/$name.exe" ;; esac
+  case $exe in ""|*/setsid|*/bash|*/nsenter|*/env) rm -f "$K/pids/$name.exe" ;; *) echo "$exe" >"$K/pids/$name.exe" ;; esac
   log "started $name (pid $pid, log $K/logs/$name.log)"
 }
 

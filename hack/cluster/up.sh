@@ -158,7 +158,7 @@ cmd_up() {
   mkdir -p /var/lib/kubelet
   # Container CPU sampled every 1-2 s (deploy/local tells the operator 3 s): a kubelet an older
   # `up` started with another interval is restarted (its pods keep running).
-  kubelets_outdated restart
+  kubelets_outdated restart || true
   # shellcheck disable=SC2086 # labels1 is empty or one flag
   START_CGROUP=$node1_cg start kubelet "$BIN/kubelet" --config="$K/config/kubelet.yaml" \
     --kubeconfig="$K/pki/kubelet.kubeconfig" \
