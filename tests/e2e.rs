@@ -69,9 +69,8 @@ spec:
 /// and CPU and memory come back from Prometheus within the limits. The matrix uses `exclude`
 /// (drops 500m × 8 connections) and `include` (pairs 96Mi with the 250m cells, adds a 750m cell
 /// after the product), so the cells measured are exactly those the expansion promises.
-/// 12 s windows (20 s in `make e2e-full`): every cell still gets CPU and memory figures (from
-/// sample intervals reaching outside a window that holds fewer than two samples at most),
-/// which is all the test asks of them besides the limits.
+/// 6 s windows (20 s in `make e2e-full`): every cell still gets CPU and memory figures (this
+/// cluster samples every 1-2 s), which is all the test asks of them besides the limits.
 #[tokio::test]
 #[ignore = "needs the local cluster: make e2e"]
 async fn run_measures_every_cell_and_counts_match_the_target() {
@@ -87,7 +86,7 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
     )
     .replace(
         "duration: 20s",
-        support::size("duration: 12s", "duration: 20s"),
+        support::size("duration: 6s", "duration: 20s"),
     );
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
@@ -295,9 +294,9 @@ async fn a_seeded_backing_service_is_read_through_its_address() {
         "{name: doc, path: '/docs/{{id}}', values: {id: {random: {min: 1, max: 10000}}}}",
     )
     .replace("warmup: 3s,", "warmup: 2s, rampUp: 2s,")
-    // 12 s windows (20 s in `make e2e-full`): the target's and the store's CPU and memory
-    // come from the sample intervals around a window that holds fewer than two samples.
-    .replace("duration: 20s", support::size("duration: 12s", "duration: 20s"));
+    // 6 s windows (20 s in `make e2e-full`): the target's and the store's CPU and memory
+    // come from the samples in and around them (this cluster samples every 1-2 s).
+    .replace("duration: 20s", support::size("duration: 6s", "duration: 20s"));
     assert!(
         yaml.contains(EXPRESS_IMAGE),
         "the target line was not replaced"
@@ -675,12 +674,12 @@ async fn a_connections_sweep_gets_a_capacity_fit_and_each_cell_its_efficiency() 
             "resources: {cpu: 500m, memory: 64Mi}",
             "resources: {cpu: 700m, memory: 64Mi}",
         )
-        // 10 s windows (12 s in `make e2e-full`): the fit takes the 6 measurements'
-        // throughputs, and each window holds several CPU samples (this cluster samples every
-        // 1-2 s) for the efficiency and the CPU chart.
+        // 5 s windows (12 s in `make e2e-full`): the fit takes the 6 measurements'
+        // throughputs, and each window holds CPU samples (this cluster samples every 1-2 s)
+        // for the efficiency and the CPU chart.
         .replace(
             "duration: 20s",
-            support::size("duration: 10s", "duration: 12s"),
+            support::size("duration: 5s", "duration: 12s"),
         );
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
@@ -976,11 +975,11 @@ async fn leader_killed_mid_cell_the_standby_measures_every_cell_once() {
     let cluster = Cluster::connect().await;
     let ns = cluster.namespace("e2e-leader").await;
     let counter = TargetCounter::start(cluster.client.clone(), &ns);
-    // 12 s windows (20 s in `make e2e-full`): each kill still lands in a cell's load, which
+    // 8 s windows (20 s in `make e2e-full`): each kill still lands in a cell's load, which
     // the test waits for, and the counts do not depend on the window's length.
     let yaml = demo_run("takeover", r#"{connections: [2, 4, 6]}"#, "").replace(
         "duration: 20s",
-        support::size("duration: 12s", "duration: 20s"),
+        support::size("duration: 8s", "duration: 20s"),
     );
     let loading = |cell: i32| {
         move |r: &BenchmarkRun| {
@@ -1360,15 +1359,30 @@ async fn prometheus_outage_during_a_cell_defers_cpu_and_memory_until_it_is_back(
     let cluster = Cluster::connect().await;
     let ns = cluster.namespace("e2e-promdown").await;
     let counter = TargetCounter::start(cluster.client.clone(), &ns);
-    let yaml = demo_run("promdown", r#"{cpu: ["250m", "300m"]}"#, "");
+    // 6 s windows (20 s in `make e2e-full`): the outage falls between the windows, whatever
+    // their length.
+    let yaml = demo_run("promdown", r#"{cpu: ["250m", "300m"]}"#, "").replace(
+        "duration: 20s",
+        support::size("duration: 6s", "duration: 20s"),
+    );
     let outcome = async {
         cluster.apply_run(&ns, &yaml).await?;
+        // The first cell's figures are due one sample interval (3 s here) after its window
+        // ends; the test must see that state before it is over, so it looks every 200 ms.
         cluster
-            .wait_until(&ns, "promdown", Duration::from_secs(300), |r| {
-                r.status
-                    .as_ref()
-                    .is_some_and(|s| s.results.iter().any(|x| x.metrics_due.is_some()))
-            })
+            .wait_until_polling(
+                &ns,
+                "promdown",
+                Duration::from_secs(300),
+                Duration::from_millis(200),
+                |r| {
+                    r.status.as_ref().is_some_and(|s| {
+                        s.results
+                            .iter()
+                            .any(|x| x.cell == 0 && x.metrics_due.is_some())
+                    })
+                },
+            )
             .await?;
         let mut outage = PrometheusOutage::begin()?;
         let stopped = std::time::Instant::now();

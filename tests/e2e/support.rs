@@ -126,6 +126,20 @@ impl Cluster {
         timeout: Duration,
         done: impl Fn(&BenchmarkRun) -> bool,
     ) -> anyhow::Result<BenchmarkRun> {
+        self.wait_until_polling(ns, name, timeout, Duration::from_secs(2), done)
+            .await
+    }
+
+    /// [`Self::wait_until`], reading the run every `every`: for a state that lasts only a
+    /// second or two.
+    pub async fn wait_until_polling(
+        &self,
+        ns: &str,
+        name: &str,
+        timeout: Duration,
+        every: Duration,
+        done: impl Fn(&BenchmarkRun) -> bool,
+    ) -> anyhow::Result<BenchmarkRun> {
         let api: Api<BenchmarkRun> = Api::namespaced(self.client.clone(), ns);
         let t0 = Instant::now();
         let mut last = String::new();
@@ -149,7 +163,7 @@ impl Cluster {
                 t0.elapsed() < timeout,
                 "{name} not done after {timeout:?}: {line}"
             );
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            tokio::time::sleep(every).await;
         }
     }
 

@@ -286,11 +286,13 @@ check_burn() {
   local started s_epoch wait_s q v seen
   started=$(k get pod "$1" -o 'jsonpath={.status.containerStatuses[0].state.running.startedAt}')
   s_epoch=$(date -d "$started" +%s)
-  wait_s=$(( s_epoch + 45 - $(date +%s) ))
-  if [ "$wait_s" -gt 0 ]; then note "$1 running since $started; waiting ${wait_s}s so it has run >=45s"; sleep "$wait_s"; fi
-  q="sum(rate(container_cpu_usage_seconds_total{namespace=\"$NS\",pod=\"$1\",container!=\"\",image!=\"\"}[30s]))"
+  # The kubelets sample every HOUSEKEEPING (1 s) plus up to as much jitter and Prometheus
+  # scrapes them every second: a 10 s rate holds several samples once the pod has run 15 s.
+  wait_s=$(( s_epoch + 15 - $(date +%s) ))
+  if [ "$wait_s" -gt 0 ]; then note "$1 running since $started; waiting ${wait_s}s so it has run >=15s"; sleep "$wait_s"; fi
+  q="sum(rate(container_cpu_usage_seconds_total{namespace=\"$NS\",pod=\"$1\",container!=\"\",image!=\"\"}[10s]))"
   # Other work on a node's CPUs can starve the pod below its limit for a while, so take up to
-  # four readings 5 s apart and pass on the first within 0.5 +-15%.
+  # four readings 3 s apart and pass on the first within 0.5 +-15%.
   v="" seen=""
   for _ in 1 2 3 4 5 6 7 8; do
     v=$(prom_value "$q")
@@ -299,7 +301,7 @@ check_burn() {
       awk -v v="$v" 'BEGIN { exit !(v >= 0.425 && v <= 0.575) }' && break
       [ "$(wc -w <<<"$seen")" -ge 4 ] && break
     fi
-    sleep 5
+    sleep 3
   done
   if [ -n "$v" ] && awk -v v="$v" 'BEGIN { exit !(v >= 0.425 && v <= 0.575) }'; then
     ok "CPU of a 500m-limited busy pod$2 via Prometheus = ${v:0:5} cores (0.5 +-15%; readings:$seen)"
