@@ -15,10 +15,10 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all build crds lint unit browser cluster images stacks stacks-test install smoke e2e e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-test | make install | make smoke | make e2e | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
+	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
 
 all: build
 
@@ -70,15 +70,22 @@ images: build cluster
 	  hack/images.sh --no-build
 	fi
 
-## stacks: build the systems under test of stacks/ as images and import them (cached: seconds when unchanged)
+## stacks: build the systems under test of stacks/ as images and import them (cached: seconds when
+## unchanged); STACKS="a b" builds only those
+STACKS ?=
 stacks: cluster
 	if [ -n "$${KUBECONFIG:-}" ] && [ ! -S /run/containerd/containerd.sock ]; then
 	  echo "stacks: KUBECONFIG points at an existing cluster; building archives only (push them to your registry)"
-	  hack/stacks.sh --no-import
+	  hack/stacks.sh --no-import $(STACKS)
 	else
 	  eval "$$(hack/cluster.sh env)"
-	  hack/stacks.sh
+	  hack/stacks.sh $(STACKS)
 	fi
+
+## stacks-e2e: only the stacks whose images `make e2e` runs (E2E_STACKS)
+E2E_STACKS ?= express couchdb couch-seed
+stacks-e2e:
+	$(MAKE) --no-print-directory stacks STACKS="$(E2E_STACKS)"
 
 ## stacks-test: every stack image on the cluster, every endpoint it implements checked
 stacks-test: stacks build
@@ -101,7 +108,12 @@ smoke: cluster
 ## and skip E2E_FULL_ONLY, whose checks of the operator other tests make (tests/e2e/seeds.rs).
 # `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
 # there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
-e2e: install stacks
+e2e: install stacks-e2e
+	$(MAKE) --no-print-directory e2e-run
+
+## e2e-run: e2e's tests alone, once `make install stacks-e2e` is done (tests/run-all.sh builds the
+## other stacks meanwhile, at low CPU priority)
+e2e-run:
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %) $(E2E_FULL_ONLY:%=--skip %)
 	$(CARGO) test --release --workspace --test gauges_promql -- --ignored

@@ -797,8 +797,8 @@ fn check_report_in_chromium(cluster: &Cluster, ns: &str, run: &str) -> anyhow::R
 
 /// A second run with `baseline` set to the first gets a verdict for every measurement (3
 /// repeats a side); the cell whose compute path was made heavier is `Worse` with an interval
-/// below 1.0, its `Baseline` comparison `Slower`, and the run `Regressed=True`. Windows of 5 s
-/// after a 2 s warm-up (10 s after 3 s in `make e2e-full`), as in the comparison tests: the
+/// below 1.0, its `Baseline` comparison `Slower`, and the run `Regressed=True`. Windows of 4 s
+/// after a 1 s warm-up (10 s after 3 s in `make e2e-full`): the
 /// verdicts rest on the load figures only, and 12 times the work per request puts the ratio
 /// near 0.1, far from the 0.8 and 1.0 the test asserts against.
 #[tokio::test]
@@ -814,7 +814,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
             )
             .replace(
                 "duration: 20s, warmup: 3s",
-                support::size("duration: 5s, warmup: 2s", "duration: 10s, warmup: 3s"),
+                support::size("duration: 4s, warmup: 1s", "duration: 10s, warmup: 3s"),
             )
             // The unit of replication is the repeat: an interval needs at least 2 a side.
             + "  repeats: 3\n"

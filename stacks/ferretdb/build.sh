@@ -12,6 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="/usr/local/go/bin:$PATH"
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+# The Go caches the local cluster's builds fill (hack/build-k8s.sh): the standard library and the
+# modules FerretDB shares with them are compiled once.
+cache=${BENCHRUN_CACHE:-/var/cache/benchrun}
+export GOCACHE="${GOCACHE:-$cache/go-build}" GOMODCACHE="${GOMODCACHE:-$cache/gomod}"
 mod=github.com/FerretDB/FerretDB
 ver=$(go list -m -f '{{.Version}}' "$mod")
 go mod download "$mod"

@@ -117,7 +117,7 @@ fn check_search(e: &SearchResult, precision: f64) -> anyhow::Result<(f64, f64)> 
     Ok((p, f))
 }
 
-/// Reduced: the capacity of `/compute` at 250m to 20 %, with 6 s windows. The search ends
+/// Reduced: the capacity of `/compute` at 250m to 20 %, with 4 s windows. The search ends
 /// bracketed, the Accepted condition gives the worst case, `kubectl get` shows the answer as
 /// the headline and `kubectl benchrun show` lists every measurement.
 #[tokio::test]
@@ -129,7 +129,7 @@ async fn capacity_search_brackets_the_boundary_of_the_compute_path() {
         let yaml = run(
             "capacity",
             "250m",
-            "6s",
+            "4s",
             "  search: {capacity: {rate: {min: 20, max: 3000}, precision: \"20%\"}}",
         );
         let (status, secs) =
