@@ -3,7 +3,8 @@
 #
 # Reads the log of a `make test` (or `.ci/run`) and prints the commit, the date, each suite's
 # time and the total from tests/run-all.sh's summary, then every end-to-end test's own time
-# (the `e2e-time NAMESPACE SECONDS s` lines the suite prints), slowest first. The README and
+# (the `e2e-time NAMESPACE SECONDS s` lines the suite prints), slowest first, and the builds
+# (cargo's, Kubernetes', CoreDNS', the stacks'). The README and
 # the issue notes quote its output files (docs/results/make-test-*.txt), never typed figures.
 #
 #   .ci/run 2>&1 | tee /tmp/ci.log
@@ -37,3 +38,10 @@ echo "tests: ${e2e% *}, their own time together: ${e2e#* } s"
 echo
 echo "## cargo builds (in order)"
 grep -aE '^\s*Finished `(release|dist)` profile' "$log" | sed -E 's/^\s*//' || true
+# The other builds a cold run makes (Kubernetes, CoreDNS, each seed stack), as their scripts
+# reported them; a warm run reuses their caches and prints none.
+echo
+echo "## other builds (in order)"
+grep -aoE '(build-k8s|build-coredns): built in [0-9]+s|stacks\.sh: [^ ]+: built in [0-9]+s' "$log" || true
+echo "## background stack build: waited for it after e2e"
+grep -aoE 'stacks: the background build ended \(rc [0-9]+, waited [0-9]+ s\)' "$log" || true

@@ -51,9 +51,9 @@ stacks() {
   if [ -n "$bg" ]; then
     local t0=$SECONDS rc=0
     wait "$bg" || rc=$?
-    echo "stacks: the background build ended (rc $rc, waited $((SECONDS - t0)) s); its log:"
-    tail -n 40 "$bg_log"
-    [ "$rc" -eq 0 ] || return 1
+    echo "stacks: the background build ended (rc $rc, waited $((SECONDS - t0)) s); from its log ($bg_log):"
+    if [ "$rc" -eq 0 ]; then grep -aE 'built in|unchanged|image\(s\) ready' "$bg_log"
+    else tail -n 60 "$bg_log"; return 1; fi
   fi
   make --no-print-directory stacks-test
 }

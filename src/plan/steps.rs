@@ -76,7 +76,7 @@ impl Planner<'_> {
 
     /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
     pub(super) fn accept(&mut self) {
-        let mut message = match self.run.short_window_warning() {
+        let mut message = match self.run.short_window_warning(self.obs.sample_interval) {
             Some(w) => format!("the spec is valid; warning: {w}"),
             None => "the spec is valid".into(),
         };
@@ -110,7 +110,7 @@ impl Planner<'_> {
         self.status.phase = Some(Phase::Running);
         self.status.start_time.get_or_insert(Time(self.now));
         self.accept();
-        if let Some(w) = self.run.short_window_warning() {
+        if let Some(w) = self.run.short_window_warning(self.obs.sample_interval) {
             self.note(true, Reason::WindowTooShort, w.to_string());
         }
         self.set_measuring();

@@ -431,9 +431,11 @@ pub struct Load {
     pub requests: Option<i64>,
 
     /// Measured duration per cell, e.g. `"30s"`, `"2m"` (at most 1h). CPU figures come from
-    /// cAdvisor samples, which kubelets take about every 10s: use at least 20s so every window
-    /// holds 2 CPU samples. Shorter durations are accepted with a warning event, and cells whose
-    /// window held too few samples get `WindowTooShort` naming the duration that would work.
+    /// cAdvisor samples, which kubelets take about every 10s by default: a window holds 2 CPU
+    /// samples wherever it falls when it lasts two of the operator's `--sample-interval` (default
+    /// 10s, so 20s; 3s on the local cluster, so 6s). Shorter durations are accepted with a
+    /// warning event, and cells whose window held too few samples get `WindowTooShort` naming
+    /// the duration that would work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("duration(self) >= duration('1s') && duration(self) <= duration('1h')").message("load.duration must be a duration between 1s and 1h, e.g. \"30s\""))]
     pub duration: Option<String>,

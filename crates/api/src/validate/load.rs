@@ -11,12 +11,6 @@ use super::resources::{resources, ResourcePlan};
 use crate::spec::{Load, MAX_RATE, MAX_REQUESTS};
 use crate::units;
 
-/// Shortest `load.duration` whose windows hold at least 2 CPU samples of each target container
-/// wherever they fall, when the kubelet's cAdvisor samples container CPU every 10 s (typical;
-/// every 1–2 s on the local cluster). Shorter durations are accepted — clusters differ — but warned
-/// about, and their cells get `WindowTooShort` when a window did hold too few.
-pub const MIN_SAMPLED_DURATION: Duration = Duration::from_secs(20);
-
 /// Bounds of `load.duration`, as the CRD schema's CEL rule states them.
 const MIN_LOAD_DURATION: Duration = Duration::from_secs(1);
 const MAX_LOAD_DURATION: Duration = Duration::from_secs(3600);
@@ -300,17 +294,27 @@ mod tests {
     }
 
     #[test]
-    fn a_duration_below_twenty_seconds_is_accepted_with_a_warning() {
+    fn a_duration_below_two_sample_intervals_is_accepted_with_a_warning() {
+        let ten = Duration::from_secs(10);
         let run = validate(&spec(r#"{"connections": 4, "duration": "15s"}"#)).unwrap();
-        let w = run.short_window_warning().unwrap();
+        let w = run.short_window_warning(ten).unwrap();
         assert!(
-            w.starts_with("spec.load.duration 15s is shorter than 20s"),
+            w.starts_with("spec.load.duration 15s is shorter than 20s: this cluster samples container CPU about every 10s"),
+            "{w}"
+        );
+        // A cluster sampling every 3 s (the local one) needs 6 s.
+        let three = Duration::from_secs(3);
+        assert_eq!(run.short_window_warning(three), None);
+        let run = validate(&spec(r#"{"connections": 4, "duration": "5s"}"#)).unwrap();
+        let w = run.short_window_warning(three).unwrap();
+        assert!(
+            w.starts_with("spec.load.duration 5s is shorter than 6s"),
             "{w}"
         );
         let run = validate(&spec(r#"{"connections": 4, "duration": "20s"}"#)).unwrap();
-        assert_eq!(run.short_window_warning(), None);
+        assert_eq!(run.short_window_warning(ten), None);
         let run = validate(&spec(r#"{"connections": 4, "requests": 100}"#)).unwrap();
-        assert_eq!(run.short_window_warning(), None);
+        assert_eq!(run.short_window_warning(ten), None);
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod timeouts;
 pub use baseline::{BaselinePlan, DEFAULT_BASELINE_TOLERANCE};
 pub use cleanup::CleanupPolicy;
 pub use field::{describe, FieldError, RESERVED_ENV_PREFIX};
-pub use load::{Limit, Warmup, MIN_SAMPLED_DURATION};
+pub use load::{Limit, Warmup};
 pub use plan::ValidatedRun;
 pub use resources::{ResourcePlan, TargetRequests};
 pub use scenarios::ScenarioPlan;

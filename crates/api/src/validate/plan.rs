@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{
     BaselinePlan, CleanupPolicy, Limit, ResourcePlan, ScenarioPlan, ServicePlan, SloPlan,
-    TargetPlan, TargetRequests, Warmup, MIN_SAMPLED_DURATION,
+    TargetPlan, TargetRequests, Warmup,
 };
 use crate::matrix::Cell;
 use crate::spec::BenchmarkRunSpec;
@@ -157,18 +157,20 @@ impl ValidatedRun {
     }
 
     /// Why `load.duration` may be too short for the CPU figures, or `None`: durations below
-    /// [`MIN_SAMPLED_DURATION`]. Request counts cannot be judged before they run (their cells
-    /// are checked when measured).
-    pub fn short_window_warning(&self) -> Option<String> {
+    /// two `sample_interval`s (the spacing of the cluster's container CPU samples that the
+    /// operator was given, its `--sample-interval`), the shortest window that holds 2 samples
+    /// wherever it falls. Request counts cannot be judged before they run (their cells are
+    /// checked when measured).
+    pub fn short_window_warning(&self, sample_interval: Duration) -> Option<String> {
         let Limit::Duration(d) = self.limit else {
             return None;
         };
-        (d < MIN_SAMPLED_DURATION).then(|| {
+        let min_secs = (2 * sample_interval.as_millis()).div_ceil(1000).max(1);
+        (d.as_millis() < min_secs * 1000).then(|| {
             format!(
-                "spec.load.duration {} is shorter than {}s: kubelets sample container CPU about every 10s, so a window may hold fewer than 2 CPU samples and its cells then get WindowTooShort instead of trustworthy CPU figures; measure for at least {}s unless this cluster samples faster",
+                "spec.load.duration {} is shorter than {min_secs}s: this cluster samples container CPU about every {} (the operator's --sample-interval), so a window may hold fewer than 2 CPU samples and its cells then get WindowTooShort instead of trustworthy CPU figures; measure for at least {min_secs}s",
                 units::format_duration(d),
-                MIN_SAMPLED_DURATION.as_secs(),
-                MIN_SAMPLED_DURATION.as_secs()
+                units::format_duration(sample_interval),
             )
         })
     }
