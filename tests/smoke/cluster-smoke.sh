@@ -332,7 +332,11 @@ fi
 # --- 5. a busy node 1 does not slow node 2 -------------------------------------------------------
 # spin1 busy-loops on 4 threads with a 2-CPU limit on node 1 (it would take both CPUs of this
 # machine without a CPU set); spin2 busy-loops on one thread on node 2. Their CPU use over 10 s
-# is read from their cgroups: spin1 stays within node 1's CPUs and spin2 gets a whole CPU.
+# is read from their cgroups: spin1 stays within node 1's CPUs and spin2 gets most of a CPU.
+# Without the CPU sets the five busy threads would share both CPUs and spin2 would get about
+# 0.4; with them it got 0.83-0.95 in these tests (the kubelets, the apiserver and Prometheus
+# run outside the node CPU sets, and take more of both CPUs the longer the cluster has run
+# the suites: 0.94 on a fresh cluster, 0.83 after two make test runs). 0.7 tells them apart.
 if [ $two = 1 ] && [ "$(id -u)" = 0 ]; then
   k delete pod burn burn2 --grace-period=0 --force >/dev/null 2>&1 || true
   POD_NODE=$N1 POD_CPU_REQUEST=100m pod spin1 2 32Mi 'for i in 1 2 3; do while :; do :; done & done; while :; do :; done'
@@ -345,10 +349,10 @@ if [ $two = 1 ] && [ "$(id -u)" = 0 ]; then
       ca=$(awk -v a="$a0" -v b="$a1" -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", (b - a) / t }')
       cb=$(awk -v a="$b0" -v b="$b1" -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", (b - a) / t }')
       ncpu1=$(python3 -c "import sys; print(sum(int(b or a) - int(a) + 1 for a, _, b in (p.partition('-') for p in sys.argv[1].split(','))))" "$cpus1")
-      if awk -v a="$ca" -v n="$ncpu1" -v b="$cb" 'BEGIN { exit !(a <= n * 1.05 && b >= 0.85) }'; then
-        ok "node 1 busy on 4 threads (limit 2 CPUs) used $ca cores, within its $ncpu1 CPU(s); meanwhile a busy pod on node 2 got $cb cores (>= 0.85)"
+      if awk -v a="$ca" -v n="$ncpu1" -v b="$cb" 'BEGIN { exit !(a <= n * 1.05 && b >= 0.7) }'; then
+        ok "node 1 busy on 4 threads (limit 2 CPUs) used $ca cores, within its $ncpu1 CPU(s); meanwhile a busy pod on node 2 got $cb cores (>= 0.7)"
       else
-        fail "CPU isolation: spin1 on $N1 used $ca cores (want <= $ncpu1), spin2 on $N2 got $cb cores (want >= 0.85; host load: $(cut -d' ' -f1-3 /proc/loadavg))"
+        fail "CPU isolation: spin1 on $N1 used $ca cores (want <= $ncpu1), spin2 on $N2 got $cb cores (want >= 0.7; host load: $(cut -d' ' -f1-3 /proc/loadavg))"
       fi
     else fail "cgroup cpuacct.usage of spin1/spin2 found on this host"; fi
   else fail "spin1/spin2 Running within 60s (spin1: $(phase spin1), spin2: $(phase spin2))"; fi
