@@ -5,17 +5,22 @@
 #               headless Chromium, then the local cluster, its smoke test and the end-to-end
 #               suite against the real operator
 #
-# Everything is built once in the release profile (tests included), into the target dir set
-# in .cargo/config.toml (outside the repository, so CI clones reuse it); the load generator's
-# image alone in profile dist (thin LTO).
+# Everything is built once in the release profile (tests included), into the target dir that
+# hack/target-dir.sh picks (/var/cache/benchrun/target when writable, outside the repository so
+# that CI clones reuse it; else ./target); the load generator's image alone in profile dist
+# (thin LTO).
 
 SHELL := /bin/bash
 .ONESHELL:
 .SHELLFLAGS := -eu -o pipefail -c
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+ifndef CARGO_TARGET_DIR
+CARGO_TARGET_DIR := $(shell hack/target-dir.sh)
+endif
+export CARGO_TARGET_DIR
 
-.PHONY: all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: cluster-guard all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
 	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
@@ -97,8 +102,13 @@ install: images
 	eval "$$(hack/cluster.sh env)"
 	hack/install.sh
 
+## cluster-guard: refuses a KUBECONFIG that is not the local cluster's (the suites force-delete
+## pods and install the operator cluster-wide); BENCHRUN_TEST_FOREIGN_CLUSTER=yes opts in
+cluster-guard:
+	hack/cluster-guard.sh "make $(MAKECMDGOALS)"
+
 ## smoke: the local cluster's smoke test
-smoke: cluster
+smoke: cluster-guard cluster
 	eval "$$(hack/cluster.sh env)"
 	tests/smoke/cluster-smoke.sh
 
@@ -108,22 +118,23 @@ smoke: cluster
 ## and skip E2E_FULL_ONLY, whose checks of the operator other tests make (tests/e2e/seeds.rs).
 # `--workspace`, not `-p benchrun`: the same feature set as `unit`, so the test binary built
 # there is reused (with `-p` cargo unifies features differently and recompiles ~6 min in CI).
-e2e: install stacks-e2e
+e2e: cluster-guard install stacks-e2e
 	$(MAKE) --no-print-directory e2e-run
 
 ## e2e-run: e2e's tests alone, once `make install stacks-e2e` is done (tests/run-all.sh builds the
 ## other stacks meanwhile, at low CPU priority)
-e2e-run:
+e2e-run: cluster-guard
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %) $(E2E_FULL_ONLY:%=--skip %)
 	$(CARGO) test --release --workspace --test gauges_promql -- --ignored
+	$(CARGO) test --release --workspace --test repo -- --ignored
 	CARGO=$(CARGO) tests/prometheus-live.sh
 
 ## e2e-full: the end-to-end suite at the sizes its tests were written with (BENCHRUN_E2E_FULL=1:
 ## longer windows, more repeats, a minute-long Prometheus outage) and with E2E_FULL_ONLY, then
 ## the Prometheus client's live tests (not in `test`; about 15 min more than `make e2e`)
 E2E_FULL_ONLY ?= seeds::seed_ $(SEARCH_FULL)
-e2e-full: install stacks
+e2e-full: cluster-guard install stacks
 	eval "$$(hack/cluster.sh env)"
 	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %)
 	$(CARGO) test --release --workspace --test gauges_promql -- --ignored
@@ -133,7 +144,7 @@ e2e-full: install stacks
 ## local cluster (E2E_PENDING below); `make e2e` skips them until they have, so a red test that
 ## was never run cannot hold back the rest. Each is listed in README's Status.
 E2E_PENDING ?= seeds::finding_
-e2e-pending: install stacks
+e2e-pending: cluster-guard install stacks
 	eval "$$(hack/cluster.sh env)"
 	[ -n "$(strip $(E2E_PENDING))" ] || { echo "e2e-pending: nothing pending"; exit 0; }
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING)
@@ -142,14 +153,14 @@ e2e-pending: install stacks
 ## 500m to 5 %, the demand at 250m's capacity, a grid near each answer; ~25 min). `make e2e`
 ## skips it (E2E_FULL_ONLY) and runs the reduced search test instead.
 SEARCH_FULL ?= search::capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity
-e2e-search: install
+e2e-search: cluster-guard install
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(SEARCH_FULL)
 
 ## e2e-schedule: the scheduled-runs test at full size (issue 38's criterion: a schedule firing
 ## every minute, switched after 4 runs to 1.3x the work, historyLimit 5; ~9 min). `make e2e`
 ## runs it reduced: the first run by the cron expression, the rest by the trigger annotation.
-e2e-schedule: install
+e2e-schedule: cluster-guard install
 	eval "$$(hack/cluster.sh env)"
 	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture schedule::
 

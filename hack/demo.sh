@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '%s demo: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 export PATH="$HOME/.cargo/bin:$PATH"
+. hack/lib/target-dir.sh   # CARGO_TARGET_DIR: the shared cache, or ./target
 if [ -n "${KUBECONFIG:-}" ]; then
   log "KUBECONFIG is set: using the existing cluster at $KUBECONFIG ($(kubectl config current-context 2>/dev/null || echo '?'))"
   log "its nodes must be able to run the images benchrun.local/*:0.1.0 (see docs/demo-target.md)"
@@ -27,7 +28,6 @@ kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/
 # A run is a record and is never re-executed: to run the demo again, replace it.
 kubectl -n "$ns" delete benchmarkrun demo --ignore-not-found --wait=true >/dev/null
 kubectl -n "$ns" apply -f examples/demo.yaml
-. hack/lib/target-dir.sh
 target_dir=$(cargo_target_dir)
 plugin=$target_dir/release/kubectl-benchrun
 log "measuring (8 cells, about 5 minutes); follow with: kubectl get benchmarkruns -n $ns -w"

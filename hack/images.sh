@@ -80,6 +80,7 @@ if [ $do_import = 1 ]; then
 fi
 
 cd "$repo"
+. hack/lib/target-dir.sh   # CARGO_TARGET_DIR: the shared cache, or ./target
 metadata=$(cargo metadata --format-version 1 --no-deps) || die "cargo metadata failed"
 target_dir=$(json .target_directory <<<"$metadata")
 version=$(json '.packages[] | select(.name == "benchrun") | .version' <<<"$metadata")

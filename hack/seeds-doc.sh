@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-cargo build --release -q -p kubectl-benchrun --bin seeds-doc >&2
 . hack/lib/target-dir.sh
+cargo build --release -q -p kubectl-benchrun --bin seeds-doc >&2
 target_dir=$(cargo_target_dir)
 exec "$target_dir/release/seeds-doc" "${1:-docs/seeds/results}" --claims examples/seeds/claims/claims.yaml

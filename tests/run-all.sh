@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The README's test command (`make test`): every suite, cheapest first, on a fresh machine.
-# It installs and starts what the suites need (the local cluster included, unless KUBECONFIG
-# already points at a cluster) and ends with one "N passed, N failed" line over the suites.
+# It installs and starts what the suites need (the local cluster included; a KUBECONFIG that
+# points at another cluster is refused unless BENCHRUN_TEST_FOREIGN_CLUSTER=yes) and ends with one "N passed, N failed" line over the suites.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Never against someone else's cluster by accident: a KUBECONFIG that is not the local
+# cluster's needs BENCHRUN_TEST_FOREIGN_CLUSTER=yes.
+hack/cluster-guard.sh "make test" || exit 2
 passed=0 failed=0 names=()
 suite() {
   local name=$1; shift

@@ -188,22 +188,20 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
 }
 
 /// Renders the overlay with `kubectl kustomize` (offline): only namespaced objects, all in the
-/// overlay's namespace, and an operator that watches the namespace it runs in.
+/// overlay's namespace, and an operator that watches the namespace it runs in. It needs
+/// kubectl, which a fresh machine has only once the local cluster is built, so it runs with
+/// the cluster suites (`make e2e-run`, kubectl from `hack/cluster.sh env` on PATH) and fails
+/// there when kubectl cannot run; `make unit` lists it as ignored, never as passed.
 #[test]
+#[ignore = "needs kubectl: run by make e2e-run"]
 fn namespaced_overlay_renders_only_objects_of_its_namespace() {
     let root = repo_root();
     let root = root.as_path();
-    let out = match std::process::Command::new("kubectl")
+    let out = std::process::Command::new("kubectl")
         .args(["kustomize", "deploy/namespaced"])
         .current_dir(root)
         .output()
-    {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("SKIPPED: kubectl not runnable ({e}); the delete patches are checked by namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base");
-            return;
-        }
-    };
+        .unwrap_or_else(|e| panic!("kubectl not runnable ({e}): eval \"$(hack/cluster.sh env)\" first"));
     assert!(
         out.status.success(),
         "kubectl kustomize: {}",

@@ -29,7 +29,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "${KUBECONFIG:-}" ]; then eval "$("$repo/hack/cluster.sh" env)"; fi
 if ! command -v kubectl >/dev/null 2>&1; then eval "$("$repo/hack/cluster.sh" env | grep '^export PATH=')"; fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -1)
-target_dir=$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null | jq -r .target_directory)
+target_dir=$("$repo/hack/target-dir.sh")
 load=${BENCHRUN_LOAD:-$target_dir/release/benchrun-load}
 requests=${STACKS_TEST_REQUESTS:-2000}
 ready_timeout=${STACKS_TEST_READY_TIMEOUT:-300}
