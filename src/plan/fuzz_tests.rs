@@ -26,6 +26,15 @@ use observed_inputs::{extra, load_result, observed};
 use runs::run;
 use status_inputs::{index, index32, status, timestamp, usage};
 
+/// The properties below run in `make unit`'s release profile; they only find an overflow if
+/// that profile checks for it (Cargo.toml: `overflow-checks` for this package).
+#[test]
+fn the_property_tests_run_with_overflow_checks() {
+    let max = std::hint::black_box(u32::MAX);
+    let sum = std::panic::catch_unwind(|| max + std::hint::black_box(1));
+    assert!(sum.is_err(), "u32::MAX + 1 wrapped: overflow checks are off");
+}
+
 /// Checks that every action of `d` can be carried out: its cell and repeat are in range, and
 /// the child it applies builds.
 fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError> {

@@ -17,6 +17,15 @@ use benchrun_api::{expand, matrix, units, validate, BenchmarkRunSpec, ValidatedR
 use benchrun_api::{request, MAX_MEASUREMENTS};
 use proptest::prelude::*;
 
+/// The properties below run in `make unit`'s release profile; they only find an overflow if
+/// that profile checks for it (Cargo.toml: `overflow-checks` for this package).
+#[test]
+fn the_property_tests_run_with_overflow_checks() {
+    let max = std::hint::black_box(u32::MAX);
+    let sum = std::panic::catch_unwind(|| max + std::hint::black_box(1));
+    assert!(sum.is_err(), "u32::MAX + 1 wrapped: overflow checks are off");
+}
+
 /// Validates `spec` and checks the result: errors that name a field, or a run whose derived
 /// values the operator can use without a panic.
 fn check(spec: &BenchmarkRunSpec) -> Result<(), TestCaseError> {
