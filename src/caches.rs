@@ -150,6 +150,23 @@ where
     out
 }
 
+/// The cached objects in `namespace` that carry every label of `labels` and the controller
+/// owner reference of the run with uid `run_uid` ([`crate::ownership::is_ours`]), by name:
+/// an object that merely carries a run's labels is not the run's.
+pub fn owned<K>(
+    store: &Store<K>,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+    run_uid: &str,
+) -> Vec<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    let mut out = matching(store, namespace, labels);
+    out.retain(|o| crate::ownership::is_ours(o.meta(), run_uid));
+    out
+}
+
 /// Whether `have` includes every label of `want`. Pure.
 pub fn has_labels(have: &BTreeMap<String, String>, want: &BTreeMap<String, String>) -> bool {
     want.iter().all(|(k, v)| have.get(k) == Some(v))

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::runtime::controller::{Action as Requeue, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -28,6 +28,7 @@ pub use crate::context::{Config, Context};
 use crate::error::{self, Class, Error, Result};
 use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
+use crate::ownership;
 use crate::plan::{self, Action, Decision, Note};
 use crate::prometheus_clients::PrometheusClients;
 use crate::slots::{self, RunView, Slots};
@@ -298,19 +299,96 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn ssa<K>(api: &Api<K>, obj: &K, kind: &'static str) -> Result<()>
+/// Server-side apply of `obj`; with `uid`, only to the object of that uid (the apiserver
+/// refuses the apply if the name now holds another object, or none).
+async fn ssa<K>(api: &Api<K>, obj: &K, uid: Option<String>, kind: &'static str) -> Result<()>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
 {
     let name = obj.meta().name.clone().unwrap_or_default();
+    let mut obj = obj.clone();
+    obj.meta_mut().uid = uid;
     api.patch(
         &name,
         &PatchParams::apply(MANAGER).force(),
-        &Patch::Apply(obj),
+        &Patch::Apply(&obj),
     )
     .await
     .map_err(|source| Error::ApplyFailed { kind, name, source })?;
     Ok(())
+}
+
+/// Who holds the name of child `name` ([`ownership::claim`]): the watch cache answers when it
+/// holds the run's own child; otherwise (a name not yet written, or held by an object the
+/// cache does not hold or that is not the run's) the apiserver is asked.
+async fn claim<K>(
+    api: &Api<K>,
+    cached: &Store<K>,
+    owner: &Owner,
+    name: &str,
+    kind: &'static str,
+) -> Result<ownership::Claim>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + 'static,
+{
+    let uid = &owner.reference.uid;
+    if let Some(o) = crate::caches::get(cached, &owner.namespace, name) {
+        if ownership::is_ours(o.meta(), uid) {
+            return Ok(ownership::Claim::Ours(o.meta().uid.clone()));
+        }
+    }
+    let live = api
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::ObserveFailed {
+            what: format!("{kind} {name}"),
+            source,
+        })?;
+    Ok(ownership::claim(live.as_ref().map(|o| o.meta()), uid))
+}
+
+/// Writes child `obj` (server-side apply, forced) when its name is free or held by the run's
+/// own child (then with that child's uid as the precondition); when another object holds the
+/// name, writes nothing and fails with [`Error::NotOwned`].
+async fn write<K>(
+    api: &Api<K>,
+    cached: &Store<K>,
+    owner: &Owner,
+    obj: &K,
+    kind: &'static str,
+) -> Result<()>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+        + 'static,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    match claim(api, cached, owner, &name, kind).await? {
+        ownership::Claim::Free => ssa(api, obj, None, kind).await,
+        ownership::Claim::Ours(uid) => ssa(api, obj, uid, kind).await,
+        ownership::Claim::Foreign(who) => Err(Error::NotOwned {
+            kind,
+            name,
+            owner: who,
+        }),
+    }
+}
+
+/// Deletes object `o` (which must be the run's own, see [`ownership::is_ours`]) only if its
+/// name still holds it: its uid is the apiserver's precondition.
+async fn delete_own<K>(api: &Api<K>, o: &K, dp: &DeleteParams, kind: &'static str) -> Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut dp = dp.clone();
+    dp.preconditions = Some(kube::api::Preconditions {
+        uid: o.meta().uid.clone(),
+        resource_version: None,
+    });
+    delete(api, &o.name_any(), &dp, kind).await
 }
 
 async fn delete<K>(api: &Api<K>, name: &str, dp: &DeleteParams, kind: &'static str) -> Result<()>
@@ -362,8 +440,18 @@ async fn apply(
     Ok(Applied::All)
 }
 
-/// The refusal in `e`, when it is an apply the apiserver refused (see [`error::classify`]).
+/// The refusal in `e`, when it is an apply the apiserver refused (see [`error::classify`]) or
+/// one the operator refused itself, the child's name being held by another object.
 fn refusal(action: &Action, e: &Error) -> Option<plan::Refusal> {
+    if let Error::NotOwned { kind, name, .. } = e {
+        return Some(plan::Refusal {
+            action: action.clone(),
+            child: format!("{kind} {name}"),
+            code: 409,
+            message: e.to_string(),
+            foreign: true,
+        });
+    }
     let Error::ApplyFailed { kind, name, source } = e else {
         return None;
     };
@@ -373,6 +461,7 @@ fn refusal(action: &Action, e: &Error) -> Option<plan::Refusal> {
             child: format!("{kind} {name}"),
             code,
             message,
+            foreign: false,
         }),
         Class::Transient => None,
     }
@@ -387,6 +476,7 @@ async fn apply_one(
 ) -> Result<bool> {
     let ns = &owner.namespace;
     let c = &ctx.client;
+    let k = &ctx.children;
     match action {
         Action::ApplyTarget {
             cell,
@@ -397,34 +487,28 @@ async fn apply_one(
             let pull = &ctx.config.image_pull_policy;
             let d =
                 builders::build_target_deployment(owner, v, cell, services, node_selector, pull);
-            ssa(
-                &Api::<Deployment>::namespaced(c.clone(), ns),
-                &d,
-                "Deployment",
-            )
-            .await?;
+            let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+            write(&deployments, &k.deployments, owner, &d, "Deployment").await?;
             let s = builders::build_target_service(owner, v, cell);
-            ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
+            let services = Api::<Service>::namespaced(c.clone(), ns);
+            write(&services, &k.services, owner, &s, "Service").await?;
         }
         Action::DeleteTargets { except } => delete_targets(ctx, owner, except.as_ref()).await?,
         Action::ApplyServices { node_selector } => {
             let pull = &ctx.config.image_pull_policy;
+            let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
+            let services = Api::<Service>::namespaced(c.clone(), ns);
             for i in 0..v.services.len() {
                 let d = builders::build_service_deployment(owner, v, i, node_selector, pull);
-                ssa(
-                    &Api::<Deployment>::namespaced(c.clone(), ns),
-                    &d,
-                    "Deployment",
-                )
-                .await?;
+                write(&deployments, &k.deployments, owner, &d, "Deployment").await?;
                 let s = builders::build_service_service(owner, v, i);
-                ssa(&Api::<Service>::namespaced(c.clone(), ns), &s, "Service").await?;
+                write(&services, &k.services, owner, &s, "Service").await?;
             }
         }
         Action::CreateSeedJob { service, addresses } => {
             let pull = &ctx.config.image_pull_policy;
             let job = builders::build_seed_job(owner, v, *service, addresses, pull);
-            ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
+            write(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
         }
         Action::DeleteServices => delete_services(ctx, owner).await?,
         Action::CreateJob {
@@ -447,22 +531,26 @@ async fn apply_one(
                 node_selector,
                 &ctx.config.load,
             );
-            ssa(&Api::<Job>::namespaced(c.clone(), ns), &job, "Job").await?;
+            write(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
         }
         Action::DeleteJobs(jobs) => {
             let api = Api::<Job>::namespaced(c.clone(), ns);
             for j in jobs {
-                delete(&api, j, &DeleteParams::background(), "Job").await?;
+                // Only the run's own Job of that name, as the cache holds it.
+                match crate::caches::get(&k.jobs, ns, j) {
+                    Some(o) if ownership::is_ours(o.meta(), &owner.reference.uid) => {
+                        delete_own(&api, &*o, &DeleteParams::background(), "Job").await?
+                    }
+                    _ => {
+                        tracing::debug!(run = %owner.name, job = %j, "not this run's Job; not deleted")
+                    }
+                }
             }
         }
         Action::StoreDetail { cell, repeat, json } => {
             let cm = builders::build_detail_configmap(owner, *cell, *repeat, json.clone());
-            ssa(
-                &Api::<ConfigMap>::namespaced(c.clone(), ns),
-                &cm,
-                "ConfigMap",
-            )
-            .await?;
+            let api = Api::<ConfigMap>::namespaced(c.clone(), ns);
+            write(&api, &k.configmaps, owner, &cm, "ConfigMap").await?;
         }
         Action::TakeSlot => take_slot(ctx, owner),
         Action::DeleteRun => {
@@ -505,7 +593,7 @@ async fn delete_targets(ctx: &Context, owner: &Owner, except: Option<&String>) -
     delete_unkept(
         &deployments,
         &k.deployments,
-        ns,
+        owner,
         &sel,
         keep,
         &fg,
@@ -514,7 +602,7 @@ async fn delete_targets(ctx: &Context, owner: &Owner, except: Option<&String>) -
     .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
     let dp = DeleteParams::default();
-    delete_unkept(&services, &k.services, ns, &sel, keep, &dp, "Service").await
+    delete_unkept(&services, &k.services, owner, &sel, keep, &dp, "Service").await
 }
 
 /// Deletes this run's backing services (Deployments and Services) and seeding Jobs.
@@ -525,12 +613,12 @@ async fn delete_services(ctx: &Context, owner: &Owner) -> Result<()> {
     let all = |_: &std::collections::BTreeMap<String, String>| false;
     let bg = DeleteParams::background();
     let jobs = Api::<Job>::namespaced(c.clone(), ns);
-    delete_unkept(&jobs, &k.jobs, ns, &seeds, all, &bg, "Job").await?;
+    delete_unkept(&jobs, &k.jobs, owner, &seeds, all, &bg, "Job").await?;
     let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
     delete_unkept(
         &deployments,
         &k.deployments,
-        ns,
+        owner,
         &sel,
         all,
         &bg,
@@ -539,15 +627,17 @@ async fn delete_services(ctx: &Context, owner: &Owner) -> Result<()> {
     .await?;
     let services = Api::<Service>::namespaced(c.clone(), ns);
     let dp = DeleteParams::default();
-    delete_unkept(&services, &k.services, ns, &sel, all, &dp, "Service").await
+    delete_unkept(&services, &k.services, owner, &sel, all, &dp, "Service").await
 }
 
-/// Deletes the objects carrying the labels `selector` (as the watch cache `cached` holds
-/// them) whose labels `keep` does not keep.
+/// Deletes the run's own objects (its controller owner reference, [`ownership::is_ours`])
+/// carrying the labels `selector` (as the watch cache `cached` holds them) whose labels `keep`
+/// does not keep, each only if its name still holds it (uid precondition). Objects that merely
+/// carry the labels are left alone.
 async fn delete_unkept<K>(
     api: &Api<K>,
-    cached: &kube::runtime::reflector::Store<K>,
-    namespace: &str,
+    cached: &Store<K>,
+    owner: &Owner,
     selector: &std::collections::BTreeMap<String, String>,
     keep: impl Fn(&std::collections::BTreeMap<String, String>) -> bool,
     dp: &DeleteParams,
@@ -556,9 +646,9 @@ async fn delete_unkept<K>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + 'static,
 {
-    for o in crate::caches::matching(cached, namespace, selector) {
+    for o in crate::caches::owned(cached, &owner.namespace, selector, &owner.reference.uid) {
         if !keep(o.labels()) {
-            delete(api, &o.name_any(), dp, kind).await?;
+            delete_own(api, &*o, dp, kind).await?;
         }
     }
     Ok(())

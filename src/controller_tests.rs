@@ -422,12 +422,33 @@ async fn a_cell_goes_from_its_first_apply_to_a_recorded_result_and_its_children_
     assert!(order.is_sorted(), "{order:?}");
     assert!(!requests.iter().any(|r| r.is_apply_of("benchmarkruns")));
 
+    // Before its first write, each child's name was looked up once (to find it free: the
+    // caches hold only the runs' own children); never again once the cache held it.
+    let child_get = |r: &&Seen| {
+        r.method == Method::GET
+            && ["deployments/", "services/", "jobs/", "configmaps/"]
+                .iter()
+                .any(|k| r.path.contains(k))
+    };
+    let mut looked_up: Vec<&str> = requests
+        .iter()
+        .filter(child_get)
+        .map(|r| r.path.as_str())
+        .collect();
+    let lookups = looked_up.len();
+    looked_up.sort();
+    looked_up.dedup();
+    assert_eq!(lookups, looked_up.len(), "{looked_up:#?}");
+    assert_eq!(
+        lookups, 4,
+        "Deployment, Service, Job, ConfigMap: {looked_up:#?}"
+    );
     // Observation read the children, the nodes and the baseline from the caches: the
     // apiserver was asked only for the load pod's log, and once, before the run took its
     // slot, for the cluster's unfinished pods (the nodes' room).
     let reads: Vec<String> = requests
         .iter()
-        .filter(|r| r.method == Method::GET)
+        .filter(|r| r.method == Method::GET && !child_get(r))
         .map(|r| format!("{} {}", r.path, r.query))
         .collect();
     let [pods, log] = reads.as_slice() else {
@@ -569,6 +590,174 @@ async fn a_refused_apply_fails_its_cell_with_the_apiservers_message_and_frees_th
     );
     op.reconcile("later").await.unwrap();
     assert_eq!(op.status("later").phase, Some(Phase::Running));
+}
+
+/// A run with a backing service `db`, whose children are `demo-svc-db`.
+const SPEC_WITH_DB: &str = r#"
+targets: [{name: web, image: example/web:1, port: 3000, readinessPath: /healthz}]
+services: [{name: db, image: example/db:1, port: 5432}]
+scenarios: [{name: hello, path: /hello}]
+resources: {cpu: "500m", memory: 128Mi}
+load: {connections: 100, duration: 10s, warmup: 3s}
+"#;
+
+#[tokio::test]
+async fn a_name_held_by_someone_elses_object_fails_the_run_and_the_object_is_never_touched() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let mut run = benchmark_run("demo", 5);
+    run.spec = serde_yaml::from_str(SPEC_WITH_DB).expect("the spec parses");
+    fake.put(&run);
+    let name = names::service_name("demo", "db");
+    // A team's database, made with kubectl, named like the run's backing service.
+    let theirs: Deployment = serde_json::from_value(json!({
+        "metadata": {
+            "name": name, "namespace": NS, "labels": {"app": "team-db"},
+            "annotations": {"team": "payments"},
+            "managedFields": [{"manager": "kubectl-create", "operation": "Update"}],
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "team-db"}},
+            "template": {
+                "metadata": {"labels": {"app": "team-db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+            },
+        },
+    }))
+    .unwrap();
+    fake.put(&theirs);
+    // And a Service of that name made to look like the run's: its labels, no owner reference.
+    let lookalike: Service = serde_json::from_value(json!({
+        "metadata": {
+            "name": name, "namespace": NS,
+            "labels": names::service_labels("demo", role::SERVICE, "db"),
+            "annotations": {"meta.helm.sh/release-name": "team-db"},
+        },
+        "spec": {"selector": {"app": "team-db"}, "ports": [{"port": 5432}]},
+    }))
+    .unwrap();
+    fake.put(&lookalike);
+    let deployment_before = serde_json::to_value(fake.get::<Deployment>(Some(NS), &name)).unwrap();
+    let service_before = serde_json::to_value(fake.get::<Service>(Some(NS), &name)).unwrap();
+    let mut op = Operator::new(&fake);
+
+    op.reconcile_until("demo", "the run is finished", |f| {
+        let run: BenchmarkRun = f.get(Some(NS), "demo").unwrap();
+        plan::is_finished(&run.status.unwrap_or_default())
+    })
+    .await;
+    // More reconciles (cleanup, TTL bookkeeping) change nothing for them either.
+    for _ in 0..3 {
+        op.reconcile("demo").await.expect("the reconcile succeeds");
+    }
+
+    let status = op.status("demo");
+    assert_eq!(status.phase, Some(Phase::Failed), "{status:#?}");
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    let reason = r.reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with(&format!(
+            "Deployment {name} already exists and is not this run's (it was created with kubectl (kubectl-create))"
+        )),
+        "{reason}"
+    );
+    let refused = op
+        .events()
+        .into_iter()
+        .find(|(_, reason, _)| reason == "ApplyRefused")
+        .expect("an ApplyRefused event");
+    assert!(
+        refused.2.contains(&format!("Deployment {name}")),
+        "{}",
+        refused.2
+    );
+
+    // Neither object was written or deleted: byte for byte as they were.
+    let requests = fake.requests();
+    let touched: Vec<&Seen> = requests
+        .iter()
+        .filter(|r| r.method != Method::GET && r.path.ends_with(&format!("/{name}")))
+        .collect();
+    assert!(touched.is_empty(), "{touched:#?}");
+    assert_eq!(
+        serde_json::to_value(fake.get::<Deployment>(Some(NS), &name)).unwrap(),
+        deployment_before
+    );
+    assert_eq!(
+        serde_json::to_value(fake.get::<Service>(Some(NS), &name)).unwrap(),
+        service_before
+    );
+    // Nothing of the run's own was made: the services come before any target.
+    assert!(!requests.iter().any(|r| r.is_apply_of("deployments")));
+    assert!(!requests.iter().any(|r| r.is_apply_of("services")));
+}
+
+#[tokio::test]
+async fn cleanup_deletes_only_the_runs_own_children_each_by_its_uid() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 5));
+    let mut op = Operator::new(&fake);
+    let v = validate(&op.run("demo").spec).expect("the spec is valid");
+    let target = names::target_name("demo", "web", &names::config_hash("web", &v.cells[0]));
+    op.reconcile_until("demo", "the target is applied", |f| {
+        has::<Deployment>(f, &target) && has::<Service>(f, &target)
+    })
+    .await;
+    // A Service carrying the run's target labels, not made by the run.
+    let mut labels = names::common_labels("demo", role::TARGET);
+    labels.insert("app".into(), "theirs".into());
+    let lookalike: Service = serde_json::from_value(json!({
+        "metadata": {"name": "theirs", "namespace": NS, "labels": labels},
+        "spec": {"ports": [{"port": 80}]},
+    }))
+    .unwrap();
+    fake.put(&lookalike);
+    let before = serde_json::to_value(fake.get::<Service>(Some(NS), "theirs")).unwrap();
+
+    let owner = Owner::of(&op.run("demo")).unwrap();
+    relist(&fake, &mut op.children.deployments);
+    relist(&fake, &mut op.children.services);
+    delete_targets(&op.ctx, &owner, None)
+        .await
+        .expect("the targets are deleted");
+    assert!(!has::<Deployment>(&fake, &target));
+    assert!(!has::<Service>(&fake, &target));
+    assert_eq!(
+        serde_json::to_value(fake.get::<Service>(Some(NS), "theirs")).unwrap(),
+        before,
+        "an object carrying the run's labels is not the run's"
+    );
+    assert_eq!(
+        deleted(&fake.requests()),
+        [
+            ("deployments".to_string(), target.clone()),
+            ("services".to_string(), target.clone()),
+        ]
+    );
+
+    // A child the cache holds as the run's, since deleted and made again under the same name
+    // by someone else, is not deleted: the uid the cache holds is the precondition.
+    let again: Deployment = serde_json::from_value(json!({
+        "metadata": {
+            "name": "again", "namespace": NS,
+            "labels": names::common_labels("demo", role::TARGET),
+            "ownerReferences": [owner.reference],
+        },
+    }))
+    .unwrap();
+    fake.put(&again);
+    relist(&fake, &mut op.children.deployments);
+    fake.update::<Deployment>(Some(NS), "again", |d| {
+        d.metadata.uid = Some("someone-elses".into());
+        d.metadata.owner_references = None;
+    });
+    let err = delete_targets(&op.ctx, &owner, None).await.unwrap_err();
+    assert!(err.to_string().contains("Precondition failed"), "{err}");
+    assert!(has::<Deployment>(&fake, "again"));
 }
 
 #[tokio::test]

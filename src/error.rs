@@ -32,6 +32,17 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// The name of a child the run was about to write is held by an object that is not the
+    /// run's own (no controller owner reference to it): nothing was written.
+    #[error("{}", crate::ownership::foreign_message(kind, name, owner))]
+    NotOwned {
+        /// Kind of the child.
+        kind: &'static str,
+        /// Name of the child.
+        name: String,
+        /// Whose the object is ([`crate::ownership::owner_of`]).
+        owner: String,
+    },
     /// Deleting a child (or the run, at the end of its TTL) failed.
     #[error("failed to delete {kind} {name}: {source}")]
     DeleteFailed {
@@ -78,6 +89,7 @@ impl Error {
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::ApplyFailed { .. } => "apply",
+            Error::NotOwned { .. } => "not_owned",
             Error::DeleteFailed { .. } => "delete",
             Error::ObserveFailed { .. } => "observe",
             Error::CachesNotSynced(_) => "caches",

@@ -3,7 +3,9 @@
 //!
 //! It serves what the operator and its kube-runtime wiring send: GET of an object, a pod's
 //! `log` and a LIST (filtered by `labelSelector`, over one namespace or all); server-side
-//! apply, merge patches and status patches; POST; DELETE; and watches. A watch stays open
+//! apply, merge patches and status patches; POST; DELETE; and watches. A uid in an apply's
+//! `metadata` or in a DELETE's `preconditions` is honoured as the apiserver does: a 409
+//! Conflict unless the stored object has that uid. A watch stays open
 //! without events until [`FakeApi::expire_watches`] ends it the way an apiserver does when its
 //! resourceVersion is too old (an `ERROR` event with code 410). Every request is recorded
 //! ([`FakeApi::requests`]), and [`FakeApi::fail`] makes chosen requests fail.
@@ -532,6 +534,13 @@ impl FakeApi {
             }
             ("PATCH", Some(_), sub) => {
                 let apply = content_type.starts_with("application/apply-patch");
+                // A uid in the patch is a precondition: the object of that uid, and no other.
+                let want = body["metadata"]["uid"].as_str();
+                let have = state.objects.get(&key).map(|o| &o["metadata"]["uid"]);
+                if let Some(uid) = want.filter(|u| have.and_then(|h| h.as_str()) != Some(*u)) {
+                    let message = format!("Precondition failed: UID in precondition: {uid}");
+                    return status(409, "Conflict", &message);
+                }
                 let obj = match (state.objects.get(&key).cloned(), sub, apply) {
                     // The status subresource takes only the status; an apply of it by the
                     // one manager of the status replaces it whole.
@@ -562,9 +571,18 @@ impl FakeApi {
                 };
                 answer(200, &state.store(key, obj))
             }
-            ("DELETE", Some(_), None) => match state.objects.remove(&key) {
-                Some(obj) => answer(200, &obj),
-                None => not_found(t, &name),
+            ("DELETE", Some(_), None) => match state.objects.get(&key) {
+                Some(obj)
+                    if body["preconditions"]["uid"]
+                        .as_str()
+                        .is_some_and(|u| obj["metadata"]["uid"].as_str() != Some(u)) =>
+                {
+                    status(409, "Conflict", "Precondition failed: UID in precondition")
+                }
+                _ => match state.objects.remove(&key) {
+                    Some(obj) => answer(200, &obj),
+                    None => not_found(t, &name),
+                },
             },
             _ => status(
                 405,

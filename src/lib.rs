@@ -42,6 +42,7 @@ pub mod names;
 pub mod num;
 pub mod observe;
 pub mod observed;
+pub mod ownership;
 pub mod plan;
 pub mod policy;
 pub mod prometheus;

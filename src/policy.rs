@@ -1,5 +1,5 @@
 //! The operator's allow-lists: which Prometheus URLs a run may have the operator query and
-//! which target images a run may deploy.
+//! which images a run may have the operator start (targets, backing services, seeding Jobs).
 //!
 //! Pure. RBAC decides who may create a BenchmarkRun; these lists bound what such a run can make
 //! the operator do with the operator's own network position and credentials. The controller
@@ -21,7 +21,8 @@ pub const CLUSTER_WIDE_QUERIES_FLAG: &str =
 pub struct Policy {
     /// Normalized Prometheus base URLs runs may name; `None` allows any URL.
     prometheus_urls: Option<Vec<String>>,
-    /// Prefixes a target image must start with; empty allows every image.
+    /// Prefixes every image a run names (targets, services, seeds) must start with; empty
+    /// allows every image.
     image_prefixes: Vec<String>,
     /// Extra queries run as written, over every namespace (a single-tenant install); otherwise
     /// they are confined to the run's namespace ([`crate::promql_scope`]).
@@ -91,19 +92,16 @@ impl Policy {
                 });
             }
         }
-        if !self.image_prefixes.is_empty() {
-            for (i, t) in spec.targets.iter().enumerate() {
-                if !self.image_prefixes.iter().any(|p| t.image.starts_with(p)) {
-                    errors.push(FieldError {
-                        field: format!("spec.targets[{i}].image"),
-                        message: format!(
-                            "{:?} does not start with an allowed prefix ({}): use an image from one of them, \
-                             or ask the operator's administrator to add its registry to {IMAGE_FLAG}",
-                            t.image,
-                            self.image_prefixes.join(", ")
-                        ),
-                    });
-                }
+        for (field, image) in images(spec) {
+            if !self.image_allowed(image) {
+                errors.push(FieldError {
+                    field,
+                    message: format!(
+                        "{image:?} does not start with an allowed prefix ({}): use an image from one of them, \
+                         or ask the operator's administrator to add its registry to {IMAGE_FLAG}",
+                        self.image_prefixes.join(", ")
+                    ),
+                });
             }
         }
         if self.confines_queries() {
@@ -115,6 +113,31 @@ impl Policy {
             Err(errors)
         }
     }
+}
+
+impl Policy {
+    /// Whether `image` starts with an allowed prefix (any image when the list is empty).
+    fn image_allowed(&self, image: &str) -> bool {
+        self.image_prefixes.is_empty() || self.image_prefixes.iter().any(|p| image.starts_with(p))
+    }
+}
+
+/// Every image the operator would start a container from for `spec`, with the field that names
+/// it: each target's, each backing service's and each service's seeding image (a seed without
+/// an image runs the service's, checked as `spec.services[i].image`). The load generator's
+/// image is the operator's own (`--load-image`), not the run's.
+fn images(spec: &BenchmarkRunSpec) -> Vec<(String, &str)> {
+    let targets = spec
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("spec.targets[{i}].image"), t.image.as_str()));
+    let services = spec.services.iter().enumerate().flat_map(|(i, s)| {
+        let seed = s.seed.as_ref().and_then(|d| d.image.as_deref());
+        std::iter::once((format!("spec.services[{i}].image"), s.image.as_str()))
+            .chain(seed.map(|image| (format!("spec.services[{i}].seed.image"), image)))
+    });
+    targets.chain(services).collect()
 }
 
 /// Every extra query must parse, so that it can be confined to the run's namespace: each is
@@ -298,6 +321,68 @@ mod tests {
             .message
             .contains("registry.example.com/bench/, benchrun.local/"));
         assert!(err[0].message.contains("BENCHRUN_ALLOWED_IMAGE_PREFIXES"));
+    }
+
+    /// A run of one allowed target with `services` (JSON) added.
+    fn with_services(services: serde_json::Value) -> BenchmarkRunSpec {
+        let mut v = serde_json::to_value(spec(None, &["benchrun.local/web:1"])).unwrap();
+        v["services"] = services;
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_backing_services_image_must_start_with_an_allowed_prefix() {
+        let p = Policy::new(OWN, &[], &["benchrun.local/".into()]);
+        let s = with_services(serde_json::json!([
+            {"name": "db", "image": "benchrun.local/db:1"},
+            {"name": "cache", "image": "docker.io/redis:7"},
+        ]));
+        let err = p.check(&s).unwrap_err();
+        assert_eq!(err.len(), 1, "{err:?}");
+        assert_eq!(err[0].field, "spec.services[1].image");
+        assert!(err[0].message.contains("\"docker.io/redis:7\""), "{err:?}");
+        assert!(err[0].message.contains("benchrun.local/"), "{err:?}");
+        assert!(err[0].message.contains(IMAGE_FLAG), "{err:?}");
+        let open = Policy::new(OWN, &[], &[]);
+        assert_eq!(open.check(&s), Ok(()));
+    }
+
+    #[test]
+    fn a_seeding_image_must_start_with_an_allowed_prefix() {
+        let p = Policy::new(OWN, &[], &["benchrun.local/".into()]);
+        let s = with_services(serde_json::json!([
+            {"name": "db", "image": "benchrun.local/db:1",
+             "seed": {"image": "docker.io/evil/loader:1", "args": ["load"]}},
+        ]));
+        assert_eq!(fields(p.check(&s)), ["spec.services[0].seed.image"]);
+        // A seed without its own image runs the service's, which is checked as the service's.
+        let s = with_services(serde_json::json!([
+            {"name": "db", "image": "docker.io/evil/db:1", "seed": {"args": ["load"]}},
+        ]));
+        assert_eq!(fields(p.check(&s)), ["spec.services[0].image"]);
+        let s = with_services(serde_json::json!([
+            {"name": "db", "image": "benchrun.local/db:1",
+             "seed": {"image": "benchrun.local/loader:1", "args": ["load"]}},
+        ]));
+        assert_eq!(p.check(&s), Ok(()));
+    }
+
+    #[test]
+    fn every_image_outside_the_list_is_named_in_spec_order() {
+        let p = Policy::new(OWN, &[], &["benchrun.local/".into()]);
+        let mut v = serde_json::to_value(spec(None, &["evil/web:1"])).unwrap();
+        v["services"] = serde_json::json!([
+            {"name": "db", "image": "evil/db:1", "seed": {"image": "evil/seed:1", "args": ["x"]}},
+        ]);
+        let s: BenchmarkRunSpec = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            fields(p.check(&s)),
+            [
+                "spec.targets[0].image",
+                "spec.services[0].image",
+                "spec.services[0].seed.image"
+            ]
+        );
     }
 
     #[test]

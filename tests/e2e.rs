@@ -16,6 +16,8 @@ mod browser;
 mod comparisons;
 #[path = "e2e/out_of_the_box.rs"]
 mod out_of_the_box;
+#[path = "e2e/ownership.rs"]
+mod ownership;
 #[path = "e2e/schedule.rs"]
 mod schedule;
 #[path = "e2e/search.rs"]

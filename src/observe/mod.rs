@@ -79,9 +79,11 @@ pub async fn observe(
     c.synced().await.map_err(Error::CachesNotSynced)?;
     let ns = &owner.namespace;
     let mine = |r: &str| names::common_labels(&owner.name, r);
-    let deployments = owned(caches::matching(&c.deployments, ns, &mine(role::TARGET)));
-    let services = owned(caches::matching(&c.services, ns, &mine(role::TARGET)));
-    let jobs = owned(caches::matching(&c.jobs, ns, &mine(role::LOAD)));
+    // The run's own children only: an object carrying its labels is not one.
+    let uid = &owner.reference.uid;
+    let deployments = owned(caches::owned(&c.deployments, ns, &mine(role::TARGET), uid));
+    let services = owned(caches::owned(&c.services, ns, &mine(role::TARGET), uid));
+    let jobs = owned(caches::owned(&c.jobs, ns, &mine(role::LOAD), uid));
     let mut configs: Vec<String> = deployments
         .iter()
         .map(|d| d.labels().get(label::CONFIG).cloned().unwrap_or_default())
@@ -99,9 +101,9 @@ pub async fn observe(
         .iter()
         .filter_map(|j| Some((j.name_any(), start_at(j)?)))
         .collect();
-    o.service_children = !(caches::matching(&c.deployments, ns, &mine(role::SERVICE)).is_empty()
-        && caches::matching(&c.services, ns, &mine(role::SERVICE)).is_empty()
-        && caches::matching(&c.jobs, ns, &mine(role::SEED)).is_empty());
+    o.service_children = !(caches::owned(&c.deployments, ns, &mine(role::SERVICE), uid).is_empty()
+        && caches::owned(&c.services, ns, &mine(role::SERVICE), uid).is_empty()
+        && caches::owned(&c.jobs, ns, &mine(role::SEED), uid).is_empty());
     if !reads.services.is_empty() {
         o.services = services_state(ctx, owner, &reads.services).await;
     }
@@ -142,7 +144,7 @@ async fn focus(
         .find(|s| s.name_any() == f.target)
         .and_then(|s| s.spec.as_ref()?.cluster_ip.clone())
         .filter(|ip| !ip.is_empty() && ip != "None");
-    o.detail = detail(c, ns, &f.detail);
+    o.detail = detail(c, owner, &f.detail);
     if let Some(job) = jobs.iter().find(|j| j.name_any() == f.job) {
         o.job_created = job.metadata.creation_timestamp.as_ref().map(|t| t.0);
         o.restarts_baseline = job
@@ -218,7 +220,8 @@ fn baseline(
             // A run older than `perSecondCv`: its spread from the stored per-second figures,
             // when they are still there (without them the spread is not compared).
             let name = names::detail_name(run, r.cell.max(0) as usize, r.repeat.max(0) as usize);
-            r.per_second_cv = detail(&ctx.children, &owner.namespace, &name)
+            r.per_second_cv = Owner::of(&earlier)
+                .and_then(|o| detail(&ctx.children, &o, &name))
                 .and_then(|load| crate::comparisons::per_second_cv(&load));
         }
         cell.results.push(r);
@@ -226,9 +229,13 @@ fn baseline(
     Ok(cell)
 }
 
-/// The merged load result stored in the detail ConfigMap `name`, if cached.
-fn detail(c: &Children, namespace: &str, name: &str) -> Option<LoadResult> {
-    let cm: Arc<ConfigMap> = caches::get(&c.configmaps, namespace, name)?;
+/// The merged load result stored in the detail ConfigMap `name` of the run `owner`, if cached
+/// (a ConfigMap of that name that is not the run's is not read).
+fn detail(c: &Children, owner: &Owner, name: &str) -> Option<LoadResult> {
+    let cm: Arc<ConfigMap> = caches::get(&c.configmaps, &owner.namespace, name)?;
+    if !crate::ownership::is_ours(&cm.metadata, &owner.reference.uid) {
+        return None;
+    }
     serde_json::from_str::<LoadResult>(cm.data.as_ref()?.get(DETAIL_KEY)?).ok()
 }
 
@@ -237,7 +244,7 @@ fn detail(c: &Children, namespace: &str, name: &str) -> Option<LoadResult> {
 /// works after the measurement's target pods and load Job are gone (Prometheus keeps their
 /// series).
 async fn pending(ctx: &Context, owner: &Owner, w: &WindowRead) -> PendingObserved {
-    let collected = match (w.known, detail(&ctx.children, &owner.namespace, &w.detail)) {
+    let collected = match (w.known, detail(&ctx.children, owner, &w.detail)) {
         (true, Some(load)) => {
             let usage = usage(ctx, owner, w, &load).await;
             Ok((load, usage))
@@ -391,9 +398,10 @@ async fn services_state(
 ) -> Vec<ServiceObserved> {
     let (c, ns) = (&ctx.children, &owner.namespace);
     let mine = |r: &str| names::common_labels(&owner.name, r);
-    let deployments = owned(caches::matching(&c.deployments, ns, &mine(role::SERVICE)));
-    let services = owned(caches::matching(&c.services, ns, &mine(role::SERVICE)));
-    let seeds = owned(caches::matching(&c.jobs, ns, &mine(role::SEED)));
+    let uid = &owner.reference.uid;
+    let deployments = owned(caches::owned(&c.deployments, ns, &mine(role::SERVICE), uid));
+    let services = owned(caches::owned(&c.services, ns, &mine(role::SERVICE), uid));
+    let seeds = owned(caches::owned(&c.jobs, ns, &mine(role::SEED), uid));
     let pods = owned(caches::matching(&c.pods, ns, &mine(role::SERVICE)));
     let seed_pods = owned(caches::matching(&c.pods, ns, &mine(role::SEED)));
     let pods_api = Api::<Pod>::namespaced(ctx.client.clone(), ns);

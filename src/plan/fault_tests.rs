@@ -11,6 +11,7 @@ fn refused(action: Action) -> Refusal {
         child: "Deployment demo-web-0123abcd".into(),
         code: 422,
         message: "spec.template.spec.nodeSelector: Invalid value: \"not valid!\"".into(),
+        foreign: false,
     }
 }
 
@@ -58,6 +59,48 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
         services: vec![],
         node_selector: BTreeMap::new(),
     }));
+}
+
+#[test]
+fn a_backing_service_named_like_someone_elses_object_fails_the_run_naming_the_object() {
+    let run = benchrun_api::validate(&serde_yaml::from_str(SPEC).unwrap()).unwrap();
+    let message = crate::ownership::foreign_message(
+        "Deployment",
+        "demo-svc-db",
+        "it was created with kubectl (kubectl-create)",
+    );
+    let refusal = Refusal {
+        action: Action::ApplyServices {
+            node_selector: BTreeMap::new(),
+        },
+        child: "Deployment demo-svc-db".into(),
+        code: 409,
+        message: message.clone(),
+        foreign: true,
+    };
+    let d = plan_refused(
+        &run,
+        &running(0, 0, Stage::Deploying, 0),
+        &obs(),
+        &refusal,
+        at(1000),
+    );
+    // Every measurement fails with the operator's words, not "the apiserver refused".
+    assert_eq!(d.status.results.len(), run.cells.len() * 2);
+    for r in &d.status.results {
+        assert_eq!(r.outcome, Outcome::Failed);
+        assert_eq!(r.reason.as_deref(), Some(message.as_str()));
+    }
+    assert_eq!(d.status.phase, Some(Phase::Failed));
+    let c = cond(&d.status, ConditionType::ChildrenApplied);
+    assert_eq!(
+        (c.status.as_str(), c.message.as_str()),
+        ("False", message.as_str())
+    );
+    assert!(c
+        .message
+        .contains("Deployment demo-svc-db already exists and is not this run's"));
+    assert!(c.message.contains("kubectl"));
 }
 
 #[test]

@@ -232,6 +232,7 @@ proptest! {
             child: "Deployment x".into(),
             code,
             message: "\r\nrefused\u{0}".into(),
+            foreign: code == 409,
         };
         let d = plan_refused(&run, &status, &obs, &refusal, now);
         check_decision(&run, &d)?;

@@ -172,8 +172,12 @@ pub struct Refusal {
     pub child: String,
     /// The apiserver's HTTP code.
     pub code: u16,
-    /// The apiserver's message, e.g. `Deployment.apps "x" is invalid: spec.template.spec...`.
+    /// The apiserver's message, e.g. `Deployment.apps "x" is invalid: spec.template.spec...`;
+    /// for a [`Refusal::foreign`] one, the operator's own, naming the object and its owner.
     pub message: String,
+    /// The operator refused it itself, sending nothing: the child's name is held by an object
+    /// that is not the run's ([`crate::ownership`]).
+    pub foreign: bool,
 }
 
 /// The measurement the run is on: the current one, or else the first without a result.
@@ -481,7 +485,8 @@ pub fn plan(
 /// The decision after the apiserver refused a child of `status` (the status the refused
 /// decision started from): a refused target Deployment or Service fails every pending
 /// measurement of its target configuration, a refused load Job or detail ConfigMap fails its
-/// measurement; either way with the apiserver's message, a Warning event `ApplyRefused` and
+/// measurement; either way with the apiserver's message (or, for a name held by an object
+/// that is not the run's, the operator's own naming it), a Warning event `ApplyRefused` and
 /// condition `ChildrenApplied=False`. The run then moves on, so it never holds the measuring
 /// slot waiting for an apply that cannot succeed.
 pub fn plan_refused(
@@ -494,10 +499,13 @@ pub fn plan_refused(
     let run = crate::search::extend(run, status);
     let run = run.as_ref();
     let mut p = Planner::new(run, status, observed, now);
-    let reason = format!(
-        "the apiserver refused {} ({}): {}",
-        refusal.child, refusal.code, refusal.message
-    );
+    let reason = match refusal.foreign {
+        true => refusal.message.clone(),
+        false => format!(
+            "the apiserver refused {} ({}): {}",
+            refusal.child, refusal.code, refusal.message
+        ),
+    };
     p.note(true, Reason::ApplyRefused, reason.clone());
     p.condition(
         ConditionType::ChildrenApplied,

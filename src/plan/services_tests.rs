@@ -199,6 +199,7 @@ fn a_refused_service_apply_fails_the_remaining_measurements() {
         child: "Deployment demo-svc-store".into(),
         code: 422,
         message: "invalid".into(),
+        foreign: false,
     };
     let d = plan_refused(
         &run,

@@ -61,6 +61,41 @@ fn local_overlay_points_at_the_local_prometheus() {
     );
 }
 
+/// The local install refuses images from outside the project (docs/security.md's allow-list),
+/// so every run the project applies there must name only `benchrun.local/` images.
+#[test]
+fn local_overlay_allows_only_the_projects_images_and_the_examples_use_them() {
+    let k = read("deploy/local/kustomization.yaml");
+    assert!(
+        k.contains("{name: BENCHRUN_ALLOWED_IMAGE_PREFIXES, value: benchrun.local/}"),
+        "{k}"
+    );
+    let mut files = vec![PathBuf::from("examples/demo.yaml")];
+    for dir in ["examples/seeds", "examples/schedules"] {
+        for e in std::fs::read_dir(repo_root().join(dir)).expect(dir) {
+            files.push(PathBuf::from(dir).join(e.expect(dir).file_name()));
+        }
+    }
+    for f in files {
+        let text = read(&f.to_string_lossy());
+        let images: Vec<&str> = text.split("image:").skip(1).collect();
+        assert!(!images.is_empty(), "{}: no image", f.display());
+        for rest in images {
+            let image = rest
+                .trim_start()
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '}')
+                .next()
+                .unwrap_or("")
+                .trim_matches('"');
+            assert!(
+                image.starts_with("benchrun.local/"),
+                "{}: {image} is outside deploy/local's allow-list",
+                f.display()
+            );
+        }
+    }
+}
+
 #[test]
 fn cluster_role_grants_no_wildcards() {
     let rbac = read("deploy/base/rbac.yaml");
