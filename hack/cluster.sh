@@ -33,6 +33,8 @@ CONTAINERD_SOCK=/run/containerd/containerd.sock
 KUBECONFIG_PATH=$K/kubeconfig
 # Prometheus' targets for the operator's /metrics, kept by hack/operator-targets.sh
 OPERATOR_TARGETS=$K/config/operator-targets.json
+# Prometheus' bearer token for the operator's /metrics (ensure_prometheus_token)
+PROM_TOKEN=$K/config/prometheus-token
 # The second node: its own network namespace (reached from the host through a veth pair),
 # containerd, kubelet, kube-proxy, pod range and cgroup root.
 NODE2_NAME=benchrun-node-2

@@ -11,7 +11,8 @@
 //! ([`FakeApi::requests`]), and [`FakeApi::fail`] makes chosen requests fail.
 //!
 //! The test plays the rest of the cluster with [`FakeApi::put`] and [`FakeApi::update`]
-//! (a Deployment becoming available, a Job completing, a pod's log). Not an apiserver: no
+//! (a Deployment becoming available, a Job completing, a pod's log), and answers the review
+//! APIs (TokenReview, SubjectAccessReview) with [`FakeApi::answer_creates`]. Not an apiserver: no
 //! validation, no defaulting, no garbage collection; a server-side apply merges the applied
 //! object into the stored one (RFC 7386), which is what a single field manager sees.
 
@@ -322,10 +323,22 @@ impl State {
     }
 }
 
+/// Answers a POST to a collection from its body, storing nothing (the review APIs).
+#[derive(Clone)]
+struct Responder(Arc<dyn Fn(&Value) -> Value + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
+}
+
 /// The in-memory apiserver. Clones share one state.
 #[derive(Clone, Debug, Default)]
 pub struct FakeApi {
     state: Arc<Mutex<State>>,
+    /// POSTs to these resources (plural) are answered by their responder.
+    responders: Arc<Mutex<BTreeMap<String, Responder>>>,
     /// Wakes the open watches when [`FakeApi::expire_watches`] is called.
     expiry: Arc<Notify>,
 }
@@ -426,6 +439,19 @@ impl FakeApi {
         self.put(&obj);
     }
 
+    /// Answers every POST to `resource` (plural, e.g. `tokenreviews`) with `respond(body)`
+    /// and code 201, storing nothing: what the apiserver does with a review.
+    pub fn answer_creates(
+        &self,
+        resource: &str,
+        respond: impl Fn(&Value) -> Value + Send + Sync + 'static,
+    ) {
+        self.responders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(resource.into(), Responder(Arc::new(respond)));
+    }
+
     /// Serves `log` as the log of pod `pod` in `namespace` (any container).
     pub fn set_log(&self, namespace: &str, pod: &str, log: &str) {
         self.lock()
@@ -476,6 +502,17 @@ impl FakeApi {
         };
         if method == Method::GET && t.name.is_none() && param(&query, "watch") == Some("true") {
             return Ok(self.watch(&t.resource).await);
+        }
+        if method == Method::POST && t.name.is_none() {
+            let responder = self
+                .responders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&t.resource)
+                .cloned();
+            if let Some(Responder(respond)) = responder {
+                return Ok(answer(201, &respond(&body)));
+            }
         }
         Ok(self.answer(&method, &t, &query, &content_type, body))
     }

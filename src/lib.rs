@@ -17,8 +17,8 @@
 //! - [`controller`]: the kube-runtime wiring (observe → plan → apply → status), sharing a
 //!   [`context`] with observation;
 //! - [`telemetry`]: `/metrics`, `/healthz`, `/readyz`, with each finished run's per-cell
-//!   figures as gauges from [`gauges`] (pure rows, encoded at scrape time); [`logging`]: the
-//!   log format;
+//!   figures as gauges from [`gauges`] (pure rows, encoded at scrape time), `/metrics` behind
+//!   [`metrics_auth`] (TokenReview and SubjectAccessReview); [`logging`]: the log format;
 //! - [`lease`] (pure) and [`leader`]: leader election, so only one replica reconciles.
 
 pub mod adaptive;
@@ -38,6 +38,7 @@ pub mod kills;
 pub mod leader;
 pub mod lease;
 pub mod logging;
+pub mod metrics_auth;
 pub mod names;
 pub mod num;
 pub mod observe;

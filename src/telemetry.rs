@@ -2,7 +2,9 @@
 //! (the process serves) and `/readyz` (a standby has read the leader lease; the leader's
 //! controller cache is synced). The body of `/readyz` and the gauge `benchrun_leader` say
 //! whether this replica leads. The leader also exports each finished run's per-cell figures
-//! ([`crate::gauges`]).
+//! ([`crate::gauges`]), so `/metrics` asks for a bearer token allowed to read it
+//! ([`crate::metrics_auth`]) unless the operator runs with `--metrics-auth=false`; the probes
+//! never do.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -11,6 +13,7 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
+use axum::middleware;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
@@ -24,6 +27,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::gauges::collector::RunsCollector;
+use crate::metrics_auth::{self, MetricsAuth};
 
 /// This replica's part in the leader election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +159,12 @@ impl Metrics {
         self.runs.export(store);
     }
 
+    /// Exports the gauges of at most `max` finished runs, the most recently completed of
+    /// those that measured something (`--metrics-max-runs`, [`crate::gauges::select`]).
+    pub fn set_max_runs(&self, max: usize) {
+        self.runs.set_max_runs(max);
+    }
+
     /// This replica's part in the leader election (`/readyz`, `benchrun_leader`).
     pub fn set_role(&self, role: Role) {
         self.role.store(role as u8, Ordering::Relaxed);
@@ -190,19 +200,27 @@ async fn readyz(State(m): State<Arc<Metrics>>) -> (StatusCode, &'static str) {
     readiness(m.role(), m.ready.load(Ordering::Relaxed))
 }
 
-/// The HTTP routes: `/metrics`, `/healthz`, `/readyz`.
-pub fn router(metrics: Arc<Metrics>) -> Router {
+/// The HTTP routes: `/metrics` (behind `auth` when given), `/healthz`, `/readyz`.
+pub fn router(metrics: Arc<Metrics>, auth: Option<Arc<MetricsAuth>>) -> Router {
+    let mut scrape = Router::new().route("/metrics", get(metrics_text));
+    if let Some(auth) = auth {
+        scrape = scrape.route_layer(middleware::from_fn_with_state(auth, metrics_auth::require));
+    }
     Router::new()
-        .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
+        .merge(scrape)
         .with_state(metrics)
 }
 
 /// Serves [`router`] on `addr` until the process ends.
-pub async fn serve(addr: SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<()> {
+pub async fn serve(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+    auth: Option<Arc<MetricsAuth>>,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    axum::serve(listener, router(metrics)).await
+    axum::serve(listener, router(metrics, auth)).await
 }
 
 #[cfg(test)]

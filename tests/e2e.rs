@@ -14,6 +14,8 @@
 mod browser;
 #[path = "e2e/comparisons.rs"]
 mod comparisons;
+#[path = "e2e/metrics_auth.rs"]
+mod metrics_auth;
 #[path = "e2e/out_of_the_box.rs"]
 mod out_of_the_box;
 #[path = "e2e/ownership.rs"]

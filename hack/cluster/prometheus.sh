@@ -33,9 +33,41 @@ scrape_configs:
   # The operator's /metrics (both replicas; the leader's has each finished run's per-cell
   # gauges, docs/metrics.md). Debian's Prometheus has no Kubernetes discovery: the component
   # operator-targets (hack/operator-targets.sh) keeps this file in step with the operator's pods.
+  # /metrics asks for a bearer token allowed to get it: the token of the service account
+  # kube-system/prometheus, bound to benchrun-metrics-reader (ensure_prometheus_token), read
+  # from the file at every scrape.
   - job_name: benchrun-operator
+    authorization: {credentials_file: '$PROM_TOKEN'}
     file_sd_configs: [{files: ['$OPERATOR_TARGETS']}]
 EOF
+}
+
+# ensure_prometheus_token: the service account kube-system/prometheus, bound to the ClusterRole
+# benchrun-metrics-reader (deploy/base/metrics-auth.yaml, which `make install` applies; the
+# binding may come first), and a fresh token of it in $PROM_TOKEN for Prometheus' scrapes of
+# the operator. A new token on every `up` (one TokenRequest): a recreated account or an
+# expired token is mended by the next `up`.
+ensure_prometheus_token() {
+  kc apply -f - >/dev/null <<'EOF' || die "cannot create the service account kube-system/prometheus and its binding"
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: prometheus
+  namespace: kube-system
+  labels: {app.kubernetes.io/part-of: benchrun-local-cluster}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: benchrun-local-prometheus-metrics-reader
+  labels: {app.kubernetes.io/part-of: benchrun-local-cluster}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: benchrun-metrics-reader}
+subjects: [{kind: ServiceAccount, name: prometheus, namespace: kube-system}]
+EOF
+  mkdir -p "$(dirname "$PROM_TOKEN")"
+  (umask 077; kc -n kube-system create token prometheus --duration=8760h >"$PROM_TOKEN.tmp") \
+    || die "cannot create a token of kube-system/prometheus for Prometheus' scrapes of the operator"
+  mv "$PROM_TOKEN.tmp" "$PROM_TOKEN"
 }
 
 # ensure_prometheus_config: writes the configuration when it changed (checked by promtool
@@ -45,6 +77,9 @@ ensure_prometheus_config() {
   local C=$K/config new
   mkdir -p "$C" "$K/logs"
   [ -f "$OPERATOR_TARGETS" ] || echo '[]' >"$OPERATOR_TARGETS"
+  # promtool wants the token file to exist: empty until ensure_prometheus_token (once the
+  # apiserver runs) writes it
+  [ -f "$PROM_TOKEN" ] || (umask 077; : >"$PROM_TOKEN")
   new=$C/prometheus.yml.new
   prometheus_config "$new"
   if cmp -s "$new" "$C/prometheus.yml"; then rm -f "$new"; return 0; fi

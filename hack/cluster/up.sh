@@ -51,6 +51,7 @@ cmd_up() {
   BIN=$(bindir || true)
   if [ -n "$BIN" ] && healthy_quiet && ! kubelets_outdated; then
     ensure_drop_rule
+    ensure_prometheus_token
     ensure_prometheus_config
     ensure_operator_targets
     where; return 0
@@ -201,6 +202,7 @@ cmd_up() {
   start coredns "$COREDNS_BIN" -conf "$K/config/Corefile"
   wait_for coredns 60 "ready (127.0.0.1:8181), serving $DNS_IP:53" coredns_ready
 
+  ensure_prometheus_token
   start_prometheus
   wait_for prometheus 90 "cAdvisor samples with namespace/pod/container labels from $NODES node(s)" prom_has_pod_samples
   ensure_operator_targets

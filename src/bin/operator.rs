@@ -12,6 +12,7 @@ use benchrun::builders::LoadSettings;
 use benchrun::controller::{self, Config};
 use benchrun::leader::{self, Elector, LeaseArgs};
 use benchrun::logging::{self, LogFormat};
+use benchrun::metrics_auth::MetricsAuth;
 use benchrun::policy::Policy;
 use benchrun::telemetry::{self, Metrics};
 use clap::Parser;
@@ -43,6 +44,18 @@ struct Args {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "BENCHRUN_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     metrics_addr: SocketAddr,
+    /// Serve /metrics only to a bearer token whose user may `get` the non-resource URL
+    /// /metrics (TokenReview and SubjectAccessReview, as Kubernetes components do; the
+    /// ClusterRole benchrun-metrics-reader grants it). `--metrics-auth=false` serves it to
+    /// anyone who reaches the port: only for a single-tenant install, as the gauges name every
+    /// namespace's runs and figures.
+    #[arg(long, env = "BENCHRUN_METRICS_AUTH", default_value_t = true, action = clap::ArgAction::Set)]
+    metrics_auth: bool,
+    /// The most finished runs whose per-cell gauges /metrics exports: the most recently
+    /// completed of those that measured something; `benchrun_metrics_runs_dropped` counts the
+    /// others.
+    #[arg(long, env = "BENCHRUN_METRICS_MAX_RUNS", default_value_t = benchrun::gauges::DEFAULT_MAX_RUNS)]
+    metrics_max_runs: usize,
     /// How long after a measured window ends the operator keeps asking an unreachable
     /// Prometheus (down, restarting, 5xx) for the window's CPU and memory, with backoff,
     /// before recording them as unavailable; the run does not finish before (e.g. 10m, 30m).
@@ -95,8 +108,12 @@ async fn main() -> anyhow::Result<()> {
         .context("failed to create a Kubernetes client (in-cluster or KUBECONFIG)")?;
     let election = args.lease.settings(&client).map_err(anyhow::Error::msg)?;
     let metrics = Arc::new(Metrics::default());
-    let server = tokio::spawn(telemetry::serve(args.metrics_addr, metrics.clone()));
-    tracing::info!(prometheus = %args.prometheus_url, load_image = %args.load_image, addr = %args.metrics_addr, "starting");
+    metrics.set_max_runs(args.metrics_max_runs);
+    let auth = args
+        .metrics_auth
+        .then(|| Arc::new(MetricsAuth::new(client.clone())));
+    let server = tokio::spawn(telemetry::serve(args.metrics_addr, metrics.clone(), auth));
+    tracing::info!(prometheus = %args.prometheus_url, load_image = %args.load_image, addr = %args.metrics_addr, metrics_auth = args.metrics_auth, metrics_max_runs = args.metrics_max_runs, "starting");
     let policy = Policy::new(
         &args.prometheus_url,
         &args.allowed_prometheus_urls,

@@ -4,6 +4,7 @@
 //! replicas never export the same series. Nothing is read from the apiserver per scrape.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use benchrun_api::BenchmarkRun;
@@ -13,12 +14,25 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric as _};
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 
-use super::{RunGauges, CELL_METRICS, COMPLETION_HELP, COMPLETION_METRIC};
+use super::{
+    RunGauges, CELL_METRICS, COMPLETION_HELP, COMPLETION_METRIC, DEFAULT_MAX_RUNS, DROPPED_HELP,
+    DROPPED_METRIC,
+};
 
-/// Encodes [`super::of`] of every finished run in the cache it was given.
-#[derive(Default)]
+/// Encodes [`super::of`] of the finished runs in the cache it was given that
+/// [`super::select`] keeps, and how many it left out.
 pub struct RunsCollector {
     store: Mutex<Option<Store<BenchmarkRun>>>,
+    max_runs: AtomicUsize,
+}
+
+impl Default for RunsCollector {
+    fn default() -> Self {
+        Self {
+            store: Mutex::new(None),
+            max_runs: AtomicUsize::new(DEFAULT_MAX_RUNS),
+        }
+    }
 }
 
 impl fmt::Debug for RunsCollector {
@@ -36,24 +50,36 @@ impl RunsCollector {
         *self.store.lock().unwrap_or_else(|e| e.into_inner()) = Some(store);
     }
 
+    /// Exports the gauges of at most `max` runs from the next scrape on (`--metrics-max-runs`).
+    pub fn set_max_runs(&self, max: usize) {
+        self.max_runs.store(max, Ordering::Relaxed);
+    }
+
     fn store(&self) -> Option<Store<BenchmarkRun>> {
         self.store.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The gauges of the finished runs, by namespace and name (a stable exposition order).
-    fn runs(&self) -> Vec<RunGauges> {
-        let Some(store) = self.store() else {
-            return Vec::new();
-        };
-        let mut runs: Vec<RunGauges> = store.state().iter().filter_map(|r| super::of(r)).collect();
-        runs.sort_by(|a, b| a.key.cmp(&b.key));
-        runs
+    /// The gauges of the exported runs, by namespace and name (a stable exposition order),
+    /// and how many were left out; `None` without a cache (a standby).
+    fn runs(&self) -> Option<(Vec<RunGauges>, usize)> {
+        let store = self.store()?;
+        let runs: Vec<RunGauges> = store.state().iter().filter_map(|r| super::of(r)).collect();
+        Some(super::select(runs, self.max_runs.load(Ordering::Relaxed)))
     }
 }
 
 impl Collector for RunsCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let runs = self.runs();
+        let Some((runs, dropped)) = self.runs() else {
+            return Ok(());
+        };
+        let dropped = ConstGauge::new(i64::try_from(dropped).unwrap_or(i64::MAX));
+        dropped.encode(encoder.encode_descriptor(
+            DROPPED_METRIC,
+            DROPPED_HELP,
+            None,
+            MetricType::Gauge,
+        )?)?;
         for metric in CELL_METRICS {
             let rows: Vec<(Vec<(&str, String)>, f64)> = runs
                 .iter()
@@ -182,11 +208,48 @@ load: {connections: 10, duration: 30s}
     }
 
     #[test]
+    fn the_series_are_capped_at_the_most_recent_runs_and_the_rest_counted() {
+        let at = |secs: i64, cells: Vec<benchrun_api::CellResult>| {
+            let mut s = finished(cells);
+            s.completion_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                jiff::Timestamp::from_second(1_767_225_600 + secs).unwrap(),
+            ));
+            s
+        };
+        let m = Metrics::default();
+        m.set_max_runs(2);
+        m.export_runs(store(vec![
+            run("bench", "first", at(0, vec![result(0, 0, 1.0, 1.0, 1.0)])),
+            run("bench", "second", at(10, vec![result(0, 0, 2.0, 1.0, 1.0)])),
+            run("other", "third", at(20, vec![result(0, 0, 3.0, 1.0, 1.0)])),
+            run("other", "refused", at(30, Vec::new())),
+        ]));
+        let text = m.render();
+        assert!(text.contains("benchrun_metrics_runs_dropped 1\n"), "{text}");
+        assert!(!text.contains(r#"run="first""#), "the oldest run: {text}");
+        assert!(
+            !text.contains(r#"run="refused""#),
+            "a run without results: {text}"
+        );
+        for kept in ["second", "third"] {
+            assert!(
+                text.contains(&format!(r#"run="{kept}",cell="0""#)),
+                "missing {kept} in {text}"
+            );
+        }
+        m.set_max_runs(10);
+        let text = m.render();
+        assert!(text.contains("benchrun_metrics_runs_dropped 0\n"), "{text}");
+        assert!(text.contains(r#"run="first""#), "{text}");
+    }
+
+    #[test]
     fn a_standby_exports_no_run_gauges() {
         let m = Metrics::default();
         let text = m.render();
         assert!(!text.contains("benchrun_cell_"), "{text}");
         assert!(!text.contains("benchrun_run_completion"), "{text}");
+        assert!(!text.contains("benchrun_metrics_runs_dropped"), "{text}");
     }
 
     #[test]

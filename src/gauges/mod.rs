@@ -162,6 +162,34 @@ pub const COMPLETION_METRIC: &str = "run_completion_timestamp_seconds";
 pub const COMPLETION_HELP: &str =
     "When a finished run completed (status.completionTime), in seconds since the Unix epoch.";
 
+/// Default of the operator's `--metrics-max-runs`: the most runs whose gauges are exported.
+pub const DEFAULT_MAX_RUNS: usize = 200;
+
+/// Name (after the `benchrun_` prefix) of the gauge of the runs [`select`] left out.
+pub const DROPPED_METRIC: &str = "metrics_runs_dropped";
+/// Its `# HELP` text.
+pub const DROPPED_HELP: &str = "Finished runs with results whose gauges the last scrape left out: \
+     beyond --metrics-max-runs, the least recently completed.";
+
+/// The runs whose gauges are exported, in exposition order (by namespace, schedule and
+/// name), and how many were left out: only runs that measured something (a cell result; a run
+/// refused before measuring has none), at most `max` of them, the most recently completed (a
+/// run without a completion time counts as the oldest). This bounds the series of `/metrics`
+/// to `max` × (7 × cells + 1) whatever number of finished runs the cluster keeps.
+pub fn select(mut runs: Vec<RunGauges>, max: usize) -> (Vec<RunGauges>, usize) {
+    runs.retain(|r| !r.cells.is_empty());
+    let completed = |r: &RunGauges| r.completed.unwrap_or(f64::NEG_INFINITY);
+    runs.sort_by(|a, b| {
+        completed(b)
+            .total_cmp(&completed(a))
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    let dropped = runs.len().saturating_sub(max);
+    runs.truncate(max);
+    runs.sort_by(|a, b| a.key.cmp(&b.key));
+    (runs, dropped)
+}
+
 /// The gauges of a run; `None` until it is finished (`Succeeded` or `Failed`).
 pub fn of(run: &BenchmarkRun) -> Option<RunGauges> {
     let key = RunKey {

@@ -279,3 +279,63 @@ fn the_median_skips_values_that_are_not_finite() {
     assert_eq!(median([f64::NAN]), None);
     assert_eq!(median([3.0, f64::INFINITY, 1.0, 2.0]), Some(2.0));
 }
+
+/// Gauges of run `name` in `bench`, completed `completed` seconds after the fixtures' time
+/// (`None`: no completion time), with one measured cell or none.
+fn finished_run(name: &str, completed: Option<i64>, measured: bool) -> RunGauges {
+    let mut status = finished(if measured {
+        vec![result(0, 0, 1000.0, 10.0, 40.0)]
+    } else {
+        Vec::new()
+    });
+    status.completion_time =
+        completed.map(|s| Time(Timestamp::from_second(COMPLETED + s).unwrap()));
+    let key = RunKey {
+        namespace: "bench".into(),
+        schedule: String::new(),
+        run: name.into(),
+    };
+    of_status(key, &status).expect("finished")
+}
+
+fn names(runs: &[RunGauges]) -> Vec<&str> {
+    runs.iter().map(|r| r.key.run.as_str()).collect()
+}
+
+#[test]
+fn select_keeps_the_most_recently_completed_runs_that_measured_something() {
+    let runs = vec![
+        finished_run("a-old", Some(0), true),
+        finished_run("b-newest", Some(300), true),
+        finished_run("c-refused", Some(400), false),
+        finished_run("d-no-time", None, true),
+        finished_run("e-newer", Some(200), true),
+        finished_run("f-mid", Some(100), true),
+    ];
+    let (kept, dropped) = select(runs.clone(), 3);
+    // The three newest with a result, in exposition order; the refused run is no candidate,
+    // the run without a completion time counts as the oldest.
+    assert_eq!(names(&kept), ["b-newest", "e-newer", "f-mid"]);
+    assert_eq!(dropped, 2, "a-old and d-no-time");
+    let (all, none) = select(runs.clone(), DEFAULT_MAX_RUNS);
+    assert_eq!(
+        names(&all),
+        ["a-old", "b-newest", "d-no-time", "e-newer", "f-mid"]
+    );
+    assert_eq!(none, 0);
+    let (nothing, every) = select(runs, 0);
+    assert!(nothing.is_empty());
+    assert_eq!(every, 5);
+}
+
+#[test]
+fn select_breaks_ties_of_completion_time_by_name() {
+    let runs = vec![
+        finished_run("z", Some(0), true),
+        finished_run("a", Some(0), true),
+        finished_run("m", Some(0), true),
+    ];
+    let (kept, dropped) = select(runs, 2);
+    assert_eq!(names(&kept), ["a", "m"]);
+    assert_eq!(dropped, 1);
+}

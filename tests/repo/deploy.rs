@@ -112,6 +112,48 @@ fn cluster_role_grants_no_wildcards() {
     );
 }
 
+/// `/metrics` is authenticated (src/metrics_auth.rs): the operator may create the two reviews
+/// and nothing else through this role, and scrapers get a role for `get` on `/metrics` alone.
+#[test]
+fn metrics_auth_grants_the_reviews_and_the_reader_only_metrics() {
+    let all = docs("deploy/base/metrics-auth.yaml");
+    let role = |name: &str| {
+        all.iter()
+            .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no ClusterRole {name}"))
+    };
+    assert_eq!(
+        serde_yaml::to_string(&role("benchrun-operator-metrics-auth")["rules"]).unwrap(),
+        "- apiGroups:\n  - authentication.k8s.io\n  resources:\n  - tokenreviews\n  verbs:\n  - create\n\
+         - apiGroups:\n  - authorization.k8s.io\n  resources:\n  - subjectaccessreviews\n  verbs:\n  - create\n",
+        "the operator may only create token and access reviews for /metrics"
+    );
+    assert_eq!(
+        serde_yaml::to_string(&role("benchrun-metrics-reader")["rules"]).unwrap(),
+        "- nonResourceURLs:\n  - /metrics\n  verbs:\n  - get\n",
+        "the reader may only get /metrics"
+    );
+    let binding = find(&all, "ClusterRoleBinding");
+    assert_eq!(binding["roleRef"]["name"], "benchrun-operator-metrics-auth");
+    assert_eq!(binding["subjects"][0]["name"], "benchrun-operator");
+    assert_eq!(binding["subjects"][0]["namespace"], "benchrun-system");
+    assert!(
+        read("deploy/base/kustomization.yaml").contains("- metrics-auth.yaml"),
+        "deploy/base does not install metrics-auth.yaml"
+    );
+    // The operator serves /metrics authenticated unless told otherwise: no install turns it off.
+    for path in [
+        "deploy/base/operator.yaml",
+        "deploy/local/kustomization.yaml",
+        "deploy/namespaced/kustomization.yaml",
+    ] {
+        assert!(
+            !read(path).contains("BENCHRUN_METRICS_AUTH"),
+            "{path} sets BENCHRUN_METRICS_AUTH"
+        );
+    }
+}
+
 fn docs(path: &str) -> Vec<serde_yaml::Value> {
     yaml_docs(&read(path))
 }
@@ -196,6 +238,7 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
         "crd-schedule.yaml",
         "rbac.yaml",
         "node-reader.yaml",
+        "metrics-auth.yaml",
         "operator.yaml",
     ] {
         for d in docs(&format!("deploy/base/{file}")) {
@@ -207,7 +250,7 @@ fn namespaced_overlay_deletes_every_cluster_scoped_object_of_the_base() {
             }
         }
     }
-    assert_eq!(cluster_scoped.len(), 7, "{cluster_scoped:?}");
+    assert_eq!(cluster_scoped.len(), 10, "{cluster_scoped:?}");
     for (kind, name) in cluster_scoped {
         let at = k
             .find(&format!(
