@@ -61,20 +61,34 @@ pub fn owner_of(meta: &ObjectMeta) -> String {
     if let Some(by) = label("app.kubernetes.io/managed-by") {
         return format!("it is managed by {by}");
     }
-    let mut managers: Vec<&str> = meta
+    // The maker rather than the controllers that annotate it or write its status since:
+    // kubectl or Helm first, then any other manager not of the cluster's own components.
+    let managers: Vec<&str> = meta
         .managed_fields
         .iter()
         .flatten()
         .filter_map(|f| f.manager.as_deref())
         .collect();
-    managers.dedup();
-    match managers.first() {
+    let rank = |m: &&str| match m {
+        m if m.starts_with("kubectl") || m.starts_with("helm") => 0,
+        m if SYSTEM_MANAGERS.contains(m) => 2,
+        _ => 1,
+    };
+    match managers.into_iter().min_by_key(rank) {
         Some(m) if m.starts_with("kubectl") => format!("it was created with kubectl ({m})"),
         Some(m) if m.starts_with("helm") => format!("it was created by Helm ({m})"),
         Some(m) => format!("it was created by {m}"),
         None => "it records no owner".into(),
     }
 }
+
+/// Field managers of the cluster's own components, which update objects others made.
+const SYSTEM_MANAGERS: [&str; 4] = [
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-apiserver",
+];
 
 /// The reason a write to `kind name` was refused because another object holds the name.
 pub fn foreign_message(kind: &str, name: &str, owner: &str) -> String {
@@ -146,14 +160,15 @@ mod tests {
     #[test]
     fn without_owner_references_helm_labels_and_field_managers_say_whose_it_is() {
         let mut m = meta(vec![]);
+        // The Deployment controller's entry comes first, as the apiserver lists it.
         m.managed_fields = Some(vec![
             ManagedFieldsEntry {
-                manager: Some("kubectl-create".into()),
+                manager: Some("kube-controller-manager".into()),
                 operation: Some("Update".into()),
                 ..ManagedFieldsEntry::default()
             },
             ManagedFieldsEntry {
-                manager: Some("kube-controller-manager".into()),
+                manager: Some("kubectl-create".into()),
                 operation: Some("Update".into()),
                 ..ManagedFieldsEntry::default()
             },
@@ -176,6 +191,16 @@ mod tests {
             ..ManagedFieldsEntry::default()
         }]);
         assert_eq!(owner_of(&helm), "it was created by Helm (helm)");
+        let mut other = ObjectMeta::default();
+        other.managed_fields = Some(
+            ["kubelet", "argocd-controller"]
+                .map(|m| ManagedFieldsEntry {
+                    manager: Some(m.into()),
+                    ..ManagedFieldsEntry::default()
+                })
+                .to_vec(),
+        );
+        assert_eq!(owner_of(&other), "it was created by argocd-controller");
     }
 
     #[test]

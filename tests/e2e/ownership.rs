@@ -12,7 +12,7 @@ use benchrun_api::{BenchmarkRun, ConditionType, Phase, Reason};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{DeleteParams, PostParams};
-use kube::{Api, Resource};
+use kube::{Api, Resource, ResourceExt};
 
 use super::support::Cluster;
 use super::{demo_run, DEMO_IMAGE};

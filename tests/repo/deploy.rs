@@ -73,7 +73,10 @@ fn local_overlay_allows_only_the_projects_images_and_the_examples_use_them() {
     let mut files = vec![PathBuf::from("examples/demo.yaml")];
     for dir in ["examples/seeds", "examples/schedules"] {
         for e in std::fs::read_dir(repo_root().join(dir)).expect(dir) {
-            files.push(PathBuf::from(dir).join(e.expect(dir).file_name()));
+            let name = e.expect(dir).file_name();
+            if name.to_string_lossy().ends_with(".yaml") {
+                files.push(PathBuf::from(dir).join(name));
+            }
         }
     }
     for f in files {
