@@ -10,7 +10,8 @@
 //! - [`kills`]: target terminations and OOM kills during a measurement (pure);
 //! - [`promql`], [`prometheus`]: CPU and memory of the measured window, one client per URL
 //!   for the operator's lifetime in [`prometheus_clients`];
-//! - [`policy`]: the Prometheus URLs and target images runs may name (pure);
+//! - [`policy`]: the Prometheus URLs and target images runs may name, and with
+//!   [`placement_policy`] the nodes their pods may select (pure);
 //! - [`observe`]: reads the run's children, pods, logs and Prometheus into [`observed`] facts;
 //! - [`slots`]: who may measure now (pure), and this process's slot grants, taken when the
 //!   planner's `TakeSlot` is applied;
@@ -44,6 +45,7 @@ pub mod num;
 pub mod observe;
 pub mod observed;
 pub mod ownership;
+pub mod placement_policy;
 pub mod plan;
 pub mod policy;
 pub mod prometheus;

@@ -96,6 +96,46 @@ pub struct NodeRoom {
     pub cpu_requested: i64,
     /// Sum of their memory requests, in bytes.
     pub memory_requested: i64,
+    /// The node's `NoSchedule` and `NoExecute` taints: a pod that does not tolerate one of
+    /// them is not placed there.
+    pub taints: Vec<NodeTaint>,
+}
+
+/// A node taint that keeps pods off (`NoSchedule`, `NoExecute`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTaint {
+    /// Taint key.
+    pub key: String,
+    /// Taint value (empty when none).
+    pub value: String,
+    /// `NoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+impl NodeTaint {
+    /// Whether `t` tolerates this taint, as the scheduler decides it: the effect matches (or
+    /// the toleration names none), the key matches (an empty key with `Exists` matches every
+    /// key) and, unless the operator is `Exists`, the value is equal.
+    pub fn tolerated_by(&self, t: &k8s_openapi::api::core::v1::Toleration) -> bool {
+        let effect = t.effect.as_deref().unwrap_or_default();
+        if !effect.is_empty() && effect != self.effect {
+            return false;
+        }
+        let key = t.key.as_deref().unwrap_or_default();
+        let exists = t.operator.as_deref() == Some("Exists");
+        if key.is_empty() {
+            return exists;
+        }
+        key == self.key && (exists || t.value.as_deref().unwrap_or_default() == self.value)
+    }
+
+    /// `key=value:Effect`, as kubectl writes it.
+    pub fn text(&self) -> String {
+        match self.value.is_empty() {
+            true => format!("{}:{}", self.key, self.effect),
+            false => format!("{}={}:{}", self.key, self.value, self.effect),
+        }
+    }
 }
 
 impl NodeRoom {
@@ -110,6 +150,15 @@ impl NodeRoom {
     /// Whether the node has every label of `selector`.
     pub fn matches(&self, selector: &BTreeMap<String, String>) -> bool {
         selector.iter().all(|(k, v)| self.labels.get(k) == Some(v))
+    }
+    /// The first of the node's taints that `tolerations` do not tolerate.
+    pub fn untolerated(
+        &self,
+        tolerations: &[k8s_openapi::api::core::v1::Toleration],
+    ) -> Option<&NodeTaint> {
+        self.taints
+            .iter()
+            .find(|taint| !tolerations.iter().any(|t| taint.tolerated_by(t)))
     }
 }
 
@@ -202,8 +251,12 @@ pub struct Observed {
     pub node_roles: NodeRoles,
     /// Each node's allocatable CPU and memory and what its pods request, read only when the
     /// run is about to take the measuring slot (for [`crate::plan::fit`]); `None` otherwise
-    /// and when nodes or pods cannot be listed (a namespaced install): the check is skipped.
+    /// and when nodes or pods cannot be listed (a namespaced install): the check is then not
+    /// done, and [`Observed::fit_unchecked`] says why.
     pub nodes: Option<Vec<NodeRoom>>,
+    /// Why the fit check cannot be done, e.g. `no node read access` in a namespaced install;
+    /// said on the Accepted condition and, when the run takes the slot, in an event.
+    pub fit_unchecked: Option<String>,
     /// The merged load result stored in the focus detail ConfigMap.
     pub detail: Option<LoadResult>,
     /// The `spec.baseline` run's cell with the focus coordinates, read once the focus load Job
@@ -230,6 +283,7 @@ impl Default for Observed {
             generation: None,
             slot: SlotFacts::default(),
             nodes: None,
+            fit_unchecked: None,
             target_configs: Vec::new(),
             jobs: Vec::new(),
             target: None,

@@ -1,5 +1,6 @@
-//! The operator's allow-lists: which Prometheus URLs a run may have the operator query and
-//! which images a run may have the operator start (targets, backing services, seeding Jobs).
+//! The operator's allow-lists: which Prometheus URLs a run may have the operator query,
+//! which images a run may have the operator start (targets, backing services, seeding Jobs)
+//! and where its pods may go ([`crate::placement_policy`]).
 //!
 //! Pure. RBAC decides who may create a BenchmarkRun; these lists bound what such a run can make
 //! the operator do with the operator's own network position and credentials. The controller
@@ -7,6 +8,8 @@
 //! refused run sends no request to the URL it names and starts no pod of the image it names.
 
 use benchrun_api::{BenchmarkRunSpec, FieldError};
+
+use crate::placement_policy::PlacementPolicy;
 
 /// Flag and environment variable that extend the Prometheus allow-list.
 pub const PROMETHEUS_FLAG: &str = "--allowed-prometheus-urls (BENCHRUN_ALLOWED_PROMETHEUS_URLS)";
@@ -27,6 +30,8 @@ pub struct Policy {
     /// Extra queries run as written, over every namespace (a single-tenant install); otherwise
     /// they are confined to the run's namespace ([`crate::promql_scope`]).
     cluster_wide_queries: bool,
+    /// Which node labels runs may select and which taints they may tolerate.
+    placement: PlacementPolicy,
 }
 
 impl Policy {
@@ -62,7 +67,15 @@ impl Policy {
             prometheus_urls,
             image_prefixes,
             cluster_wide_queries: false,
+            placement: PlacementPolicy::default(),
         }
+    }
+
+    /// This policy, with `placement` deciding where runs may put their pods (default: each
+    /// pod on the nodes of its own role, no toleration).
+    pub fn with_placement(mut self, placement: PlacementPolicy) -> Self {
+        self.placement = placement;
+        self
     }
 
     /// This policy, with extra queries run over every namespace when `allow` is true.
@@ -107,6 +120,7 @@ impl Policy {
         if self.confines_queries() {
             confinable(spec, &mut errors);
         }
+        self.placement.check(spec, &mut errors);
         if errors.is_empty() {
             Ok(())
         } else {

@@ -20,6 +20,8 @@ mod metrics_auth;
 mod out_of_the_box;
 #[path = "e2e/ownership.rs"]
 mod ownership;
+#[path = "e2e/placement.rs"]
+mod placement;
 #[path = "e2e/schedule.rs"]
 mod schedule;
 #[path = "e2e/search.rs"]
@@ -1178,10 +1180,11 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
             .replace("duration: 20s", "duration: 5s")
             .replace("warmup: 3s", "warmup: 1s")
     };
-    // A toleration key must be a label key: the apiserver refuses the Deployment with 422.
+    // A service account name must be a DNS subdomain: the apiserver refuses the Deployment
+    // with 422. (Not a toleration, which the operator's placement policy refuses first.)
     let refused = short("refused", "  timeouts: {ready: 90s}").replace(
         "readinessPath: /healthz}",
-        r#"readinessPath: /healthz, tolerations: [{key: "not a key!", operator: Exists}]}"#,
+        r#"readinessPath: /healthz, serviceAccountName: "Not A Name!"}"#,
     );
     let outcome = async {
         let t0 = std::time::Instant::now();
@@ -1201,7 +1204,7 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
         let reason = status.results[0].reason.clone().unwrap_or_default();
         println!("result reason: {reason}");
         anyhow::ensure!(
-            reason.contains("refused Deployment") && reason.contains("tolerations[0].key"),
+            reason.contains("refused Deployment") && reason.contains("serviceAccountName"),
             "reason does not carry the apiserver's message: {reason}"
         );
         let cond = status
@@ -1220,7 +1223,7 @@ async fn refused_target_fails_with_the_apiservers_reason_and_frees_the_slot() {
         ]);
         println!("{events}");
         anyhow::ensure!(
-            events.contains("tolerations"),
+            events.contains("serviceAccountName"),
             "no ApplyRefused event:\n{events}"
         );
         let after = cluster

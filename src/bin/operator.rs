@@ -13,6 +13,7 @@ use benchrun::controller::{self, Config};
 use benchrun::leader::{self, Elector, LeaseArgs};
 use benchrun::logging::{self, LogFormat};
 use benchrun::metrics_auth::MetricsAuth;
+use benchrun::placement_policy::PlacementPolicy;
 use benchrun::policy::Policy;
 use benchrun::telemetry::{self, Metrics};
 use clap::Parser;
@@ -91,6 +92,22 @@ struct Args {
     /// PromQL parser cannot read is refused.
     #[arg(long, env = "BENCHRUN_ALLOW_CLUSTER_WIDE_QUERIES")]
     allow_cluster_wide_queries: bool,
+    /// Node labels runs may select in targets[].nodeSelector and load.nodeSelector beyond
+    /// their own role (comma-separated: `key` allows any value, `key=value` that pair, `*`
+    /// any label). Without it a target may select only benchrun.dev/role=target and the load
+    /// only benchrun.dev/role=load; a run selecting anything else (another role,
+    /// kubernetes.io/hostname, a control-plane label) is refused (Accepted=False, NotAllowed).
+    #[arg(
+        long,
+        env = "BENCHRUN_ALLOWED_NODE_SELECTOR_KEYS",
+        value_delimiter = ','
+    )]
+    allowed_node_selector_keys: Vec<String>,
+    /// Taint keys target pods may tolerate in targets[].tolerations (comma-separated; `*`
+    /// allows any toleration, also one without a key). Without it a run with a toleration is
+    /// refused.
+    #[arg(long, env = "BENCHRUN_ALLOWED_TOLERATION_KEYS", value_delimiter = ',')]
+    allowed_toleration_keys: Vec<String>,
     #[command(flatten)]
     lease: LeaseArgs,
 }
@@ -119,8 +136,12 @@ async fn main() -> anyhow::Result<()> {
         &args.allowed_prometheus_urls,
         &args.allowed_image_prefixes,
     )
-    .with_cluster_wide_queries(args.allow_cluster_wide_queries);
-    tracing::info!(prometheus_urls = ?args.allowed_prometheus_urls, image_prefixes = ?args.allowed_image_prefixes, "allow-lists (beyond the operator's own Prometheus)");
+    .with_cluster_wide_queries(args.allow_cluster_wide_queries)
+    .with_placement(PlacementPolicy::new(
+        &args.allowed_node_selector_keys,
+        &args.allowed_toleration_keys,
+    ));
+    tracing::info!(prometheus_urls = ?args.allowed_prometheus_urls, image_prefixes = ?args.allowed_image_prefixes, node_selector_keys = ?args.allowed_node_selector_keys, toleration_keys = ?args.allowed_toleration_keys, "allow-lists (beyond the operator's own Prometheus and each pod's own node role)");
     let config = Config {
         policy,
         prometheus_url: args.prometheus_url,

@@ -109,9 +109,13 @@ pub async fn observe(
     }
     if reads.node_roles {
         o.node_roles = node_roles(c);
+        o.fit_unchecked = nodes::no_node_access(c);
     }
     if reads.rooms {
-        o.nodes = nodes::rooms(ctx).await;
+        match nodes::rooms(ctx).await {
+            Ok(rooms) => o.nodes = Some(rooms),
+            Err(why) => o.fit_unchecked = Some(why),
+        }
     }
     for w in &reads.windows {
         o.pending.push(pending(ctx, owner, w).await);

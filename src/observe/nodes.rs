@@ -10,24 +10,36 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use crate::context::Context;
-use crate::observed::NodeRoom;
+use crate::observed::{NodeRoom, NodeTaint};
 
 /// How long past its start a load pod may stay unscheduled (`PodScheduled=False`, reason
 /// `Unschedulable`) before its measurement fails quoting the scheduler: time for the previous
 /// measurement's load pod, which its CPU may wait for, to be gone.
 pub const LOAD_UNSCHEDULABLE_GRACE_MS: i64 = 30_000;
 
+/// Why the fit check cannot be done by this operator at all: it has no nodes cache (a
+/// namespaced install may not read nodes). `None` when it has one.
+pub fn no_node_access(c: &crate::caches::Children) -> Option<String> {
+    c.nodes.is_none().then(|| NO_NODE_ACCESS.to_string())
+}
+
+/// What the Accepted condition says in an install without node read access.
+pub const NO_NODE_ACCESS: &str =
+    "no node read access (a namespaced install, or no benchrun-operator-node-reader ClusterRole)";
+
 /// Every schedulable node's room, from the nodes cache and a list of the cluster's unfinished
-/// pods; `None` when the operator has no nodes cache or cannot list pods cluster-wide (a
-/// namespaced install has no right to; the fit check is then skipped).
-pub async fn rooms(ctx: &Context) -> Option<Vec<NodeRoom>> {
+/// pods; why not when the operator has no nodes cache or cannot list pods cluster-wide (a
+/// namespaced install has no right to; the fit check is then not done, and the run says so).
+pub async fn rooms(ctx: &Context) -> Result<Vec<NodeRoom>, String> {
     let Some(cache) = &ctx.children.nodes else {
         tracing::debug!("no nodes cache (a namespaced operator); skipping the fit check");
-        return None;
+        return Err(NO_NODE_ACCESS.into());
     };
     if cache.wait_until_ready().now_or_never().is_none() {
         tracing::debug!("the nodes cache is not synced; skipping the fit check");
-        return None;
+        return Err(
+            "the operator's nodes cache is not synced yet (no node read access so far)".into(),
+        );
     }
     let nodes: Vec<Node> = cache.state().iter().map(|n| (**n).clone()).collect();
     // Every pod in the cluster counts against a node's room, not only the runs' children, so
@@ -39,10 +51,10 @@ pub async fn rooms(ctx: &Context) -> Option<Vec<NodeRoom>> {
         Ok(p) => p.items,
         Err(e) => {
             tracing::debug!(error = %e, "cannot list pods; skipping the fit check");
-            return None;
+            return Err(format!("the operator cannot list the cluster's pods ({e})"));
         }
     };
-    Some(room_of(&nodes, &pods))
+    Ok(room_of(&nodes, &pods))
 }
 
 /// Each schedulable node's room given the pods (not finished) bound to it. Pure.
@@ -76,7 +88,21 @@ pub fn room_of(nodes: &[Node], pods: &[Pod]) -> Vec<NodeRoom> {
             let name = n.name_any();
             let (cpu_requested, memory_requested) =
                 requested.get(name.as_str()).copied().unwrap_or_default();
+            let taints = n
+                .spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .into_iter()
+                .flatten()
+                .filter(|t| matches!(t.effect.as_str(), "NoSchedule" | "NoExecute"))
+                .map(|t| NodeTaint {
+                    key: t.key.clone(),
+                    value: t.value.clone().unwrap_or_default(),
+                    effect: t.effect.clone(),
+                })
+                .collect();
             NodeRoom {
+                taints,
                 labels: n.labels().clone(),
                 cpu_allocatable: q("cpu").map_or(0, |c| cpu(&c)),
                 memory_allocatable: q("memory").map_or(0, |m| memory(&m)),
@@ -210,6 +236,28 @@ mod tests {
         );
         assert_eq!(rooms[1].memory_allocatable, 4 << 30);
         assert_eq!(rooms[1].labels["benchrun.dev/role"], "load");
+    }
+
+    #[test]
+    fn only_the_taints_that_keep_pods_off_are_kept() {
+        let mut n = node("n1", "target", "1");
+        n.spec = Some(
+            serde_json::from_value(serde_json::json!({"taints": [
+                {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+                {"key": "soft", "effect": "PreferNoSchedule"},
+                {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}
+            ]}))
+            .unwrap(),
+        );
+        let rooms = room_of(&[n], &[]);
+        let taints: Vec<String> = rooms[0].taints.iter().map(NodeTaint::text).collect();
+        assert_eq!(
+            taints,
+            [
+                "dedicated=db:NoSchedule",
+                "node.kubernetes.io/unreachable:NoExecute"
+            ]
+        );
     }
 
     #[test]

@@ -74,7 +74,8 @@ impl Planner<'_> {
         self.status.progress = Some(format!("{}/{total}", self.status.results.len()));
     }
 
-    /// `Accepted=True`, with the warning about a short `load.duration` when there is one.
+    /// `Accepted=True`, with the warning about a short `load.duration` when there is one, and
+    /// that the fit check cannot be done when the operator cannot read the nodes.
     pub(super) fn accept(&mut self) {
         let mut message = match self.run.short_window_warning(self.obs.sample_interval) {
             Some(w) => format!("the spec is valid; warning: {w}"),
@@ -88,6 +89,9 @@ impl Planner<'_> {
         }
         if let Some(search) = crate::search::note(self.run) {
             message += &format!("; {search}");
+        }
+        if let Some(why) = &self.obs.fit_unchecked {
+            message += &format!("; {}", super::fit::unchecked_note(why));
         }
         self.condition(ConditionType::Accepted, true, Reason::Valid, message);
     }

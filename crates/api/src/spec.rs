@@ -248,10 +248,15 @@ pub struct Target {
 
     /// Node labels the target pods must match. Absent: where some node is labelled
     /// `benchrun.dev/role=target`, the target pods run on such nodes; elsewhere on any node.
+    /// The operator's placement policy decides which labels a run may select: by default only
+    /// `benchrun.dev/role: target`; others need the administrator's
+    /// `--allowed-node-selector-keys` (else the run is refused, reason `NotAllowed`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
 
-    /// Tolerations of the target pods.
+    /// Tolerations of the target pods. Each needs its taint key in the operator's
+    /// `--allowed-toleration-keys` (default: none, so a run with a toleration is refused,
+    /// reason `NotAllowed`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
 
@@ -506,7 +511,9 @@ pub struct Load {
     /// Node labels the load pods must match, e.g. `{pool: load}`. Absent: where some node is
     /// labelled `benchrun.dev/role=load`, the load pods run on such nodes; elsewhere they only
     /// prefer nodes without target pods. (Targets likewise go to `benchrun.dev/role=target`
-    /// nodes unless `targets[].nodeSelector` is set.)
+    /// nodes unless `targets[].nodeSelector` is set.) By default the load may select only
+    /// `benchrun.dev/role: load`; other labels need the operator's
+    /// `--allowed-node-selector-keys` (else the run is refused, reason `NotAllowed`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
 }
