@@ -18,6 +18,13 @@ log() { echo "$(date +%H:%M:%S) queue-load: $*"; }
 
 log "commit $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain --untracked-files=no)" ] || echo ' (with uncommitted changes)'), operator image $(kubectl -n benchrun-system get deploy benchrun-operator -o jsonpath='{.spec.template.spec.containers[0].image}'), $(date -u +%Y-%m-%dT%H:%MZ)"
 kubectl create namespace "$ns" >/dev/null
+# The batch is larger than the default --max-queued-per-namespace (50): lift the limit while
+# the script runs (restored on exit; the env var is absent from deploy/base when unset).
+limit=$(kubectl -n benchrun-system get deploy benchrun-operator -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="BENCHRUN_MAX_QUEUED_PER_NAMESPACE")].value}')
+restore_limit() { kubectl -n benchrun-system set env deploy/benchrun-operator "BENCHRUN_MAX_QUEUED_PER_NAMESPACE=${limit:-50}" >/dev/null; }
+trap 'rm -rf "$dir"; restore_limit || true; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
+kubectl -n benchrun-system set env deploy/benchrun-operator BENCHRUN_MAX_QUEUED_PER_NAMESPACE=0 >/dev/null
+kubectl -n benchrun-system rollout status deploy/benchrun-operator --timeout=120s >/dev/null
 # The measuring run: one long cell that holds the slot while the queue is read.
 cat >"$dir/holder.yaml" <<'EOF'
 apiVersion: benchrun.dev/v1alpha1

@@ -29,6 +29,9 @@ pub struct Config {
     pub image_pull_policy: String,
     /// Runs measuring at the same time.
     pub max_measuring_runs: usize,
+    /// Most runs one namespace may have waiting for a measuring slot (0: no limit); a run
+    /// beyond it fails with reason `QueueFull` (see [`crate::slots::queue_full`]).
+    pub max_queued_per_namespace: usize,
     /// Watch one namespace only (default: all).
     pub namespace: Option<String>,
     /// The Prometheus URLs and target images runs may name.

@@ -82,6 +82,7 @@ fn config() -> Config {
         },
         image_pull_policy: "IfNotPresent".into(),
         max_measuring_runs: 1,
+        max_queued_per_namespace: 0,
         namespace: None,
         metrics_retry_for: Duration::ZERO,
         sample_interval: Duration::from_secs(10),

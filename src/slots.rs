@@ -1,5 +1,9 @@
 //! The measuring slots: at most `max` runs measure at once, so that runs do not steal each
-//! other's CPU. Others wait in phase `Queued`, oldest first.
+//! other's CPU. Others wait in phase `Queued`, namespaces taking turns (the one served least
+//! recently first) and oldest first within a namespace ([`benchrun_api::queue::order`]), so no
+//! namespace can starve the others. An administrator's limit on the runs one namespace may
+//! have queued (`--max-queued-per-namespace`) fails a run that would go beyond it
+//! ([`SlotDecision::QueueFull`]).
 //!
 //! Who may measure is decided by [`decide`] (pure), from facts alone ([`SlotFacts`]): the
 //! views of every run in the controller's cache and the grants this process made that are not
@@ -12,9 +16,10 @@
 //! Holders are derived from observed state every time (runs in phase `Running`) plus this
 //! process's grants, so a restarted operator knows the holders without memory of its own.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
+use benchrun_api::queue::{self, Waiting};
 use benchrun_api::{BenchmarkRun, Phase};
 use jiff::Timestamp;
 use kube::ResourceExt;
@@ -26,8 +31,10 @@ pub struct RunView {
     pub key: String,
     /// `status.phase`.
     pub phase: Option<Phase>,
-    /// `metadata.creationTimestamp` (queue order).
+    /// `metadata.creationTimestamp` (queue order within its namespace).
     pub created: Option<Timestamp>,
+    /// `status.startTime`: when it got a slot (when its namespace was served).
+    pub started: Option<Timestamp>,
     /// Being deleted.
     pub deleting: bool,
 }
@@ -39,8 +46,18 @@ impl RunView {
             key: key(run),
             phase: run.status.as_ref().and_then(|s| s.phase),
             created: run.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            started: run
+                .status
+                .as_ref()
+                .and_then(|s| s.start_time.as_ref())
+                .map(|t| t.0),
             deleting: run.metadata.deletion_timestamp.is_some(),
         }
+    }
+
+    /// The namespace, from the key.
+    fn namespace(&self) -> &str {
+        self.key.split_once('/').map_or("", |(ns, _)| ns)
     }
 
     fn waiting(&self) -> bool {
@@ -79,6 +96,8 @@ pub struct SlotFacts {
     pub runs: Option<Vec<RunView>>,
     /// This process's grants not yet visible in a status, as `namespace/name` (a snapshot).
     pub granted: BTreeSet<String>,
+    /// Most runs one namespace may have queued (`--max-queued-per-namespace`; 0: no limit).
+    pub max_queued_per_namespace: usize,
 }
 
 impl SlotFacts {
@@ -92,12 +111,23 @@ impl SlotFacts {
             .is_some_and(|runs| holders(runs, &self.granted).len() >= self.max)
     }
 
-    /// The verdict on these facts: [`decide`], or waiting while the cache is not ready.
+    /// The verdict on these facts: [`SlotDecision::QueueFull`] for a run that would go beyond
+    /// the namespace's limit ([`queue_full`]), else [`decide`]; waiting while the cache is not
+    /// ready.
     pub fn decision(&self) -> SlotDecision {
-        match &self.runs {
-            Some(runs) => decide(self.max, &self.me, runs, &self.granted),
-            None => SlotDecision::Wait(vec![CACHE_NOT_READY.into()]),
+        let Some(runs) = &self.runs else {
+            return SlotDecision::Wait(vec![CACHE_NOT_READY.into()]);
+        };
+        let decision = decide(self.max, &self.me, runs, &self.granted);
+        if matches!(decision, SlotDecision::Wait(_)) {
+            if let Some(queued) = queue_full(self.max_queued_per_namespace, &self.me, runs) {
+                return SlotDecision::QueueFull {
+                    queued,
+                    limit: self.max_queued_per_namespace,
+                };
+            }
         }
+        decision
     }
 }
 
@@ -109,15 +139,43 @@ pub enum SlotDecision {
     /// A slot is free for the run and no older run waits for it: it is to be granted
     /// ([`Slots::take`]) before the run starts.
     Grant,
-    /// Every slot is taken, or older runs come first; the holders (or those older runs), as
-    /// `namespace/name`.
+    /// Every slot is taken, or runs before it in the queue come first; the holders (or those
+    /// runs), as `namespace/name`.
     Wait(Vec<String>),
+    /// The run would wait, but its namespace has `queued` runs queued before it already, at
+    /// least the administrator's `limit` (`--max-queued-per-namespace`): it is not queued.
+    QueueFull {
+        /// Runs of the namespace waiting before this one.
+        queued: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// Whether `me` would go beyond its namespace's limit of queued runs: `Some(n)` when it has not
+/// been queued yet (phase unset or `Pending`: a run once queued keeps its place whatever the
+/// limit) and `n`, the runs of its namespace waiting before it (oldest first, as the namespace's
+/// own order goes), is at least `limit`. `limit` 0: no limit.
+pub fn queue_full(limit: usize, me: &str, all: &[RunView]) -> Option<usize> {
+    let mine = all.iter().find(|r| r.key == me);
+    if limit == 0 || mine.is_some_and(|r| !matches!(r.phase, None | Some(Phase::Pending))) {
+        return None;
+    }
+    let ns = me.split_once('/').map_or("", |(ns, _)| ns);
+    let before = all
+        .iter()
+        .filter(|r| r.key != me && r.waiting() && r.namespace() == ns)
+        // Not in the cache yet (just created): every waiting run is older.
+        .filter(|r| mine.is_none_or(|m| (r.created, &r.key) < (m.created, &m.key)))
+        .count();
+    (before >= limit).then_some(before)
 }
 
 /// Who may measure. Holders are the grants in `granted` whose run is still live (in `all`,
 /// not finished, not being deleted) and the runs in phase `Running` not being deleted. A run
-/// that holds, holds; otherwise the oldest waiting runs by (creation time, key) get the free
-/// slots; a run not in `all` yet (just created) lets the older ones go first.
+/// that holds, holds; otherwise the first waiting runs in queue order ([`queue_order`]: the
+/// namespaces in turns, oldest first within each) get the free slots; a run not in `all` yet
+/// (just created) lets the others go first.
 pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>) -> SlotDecision {
     let holders = holders(all, granted);
     if holders.contains(me) {
@@ -126,11 +184,7 @@ pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>)
     if holders.len() >= max {
         return SlotDecision::Wait(holders.into_iter().collect());
     }
-    let mut waiting: Vec<&RunView> = all
-        .iter()
-        .filter(|r| r.waiting() && !holders.contains(&r.key))
-        .collect();
-    waiting.sort_by(|a, b| (a.created, &a.key).cmp(&(b.created, &b.key)));
+    let waiting = queue_order(all, &holders);
     let free = max - holders.len();
     match waiting.iter().position(|r| r.key == me) {
         Some(pos) if pos < free => SlotDecision::Grant,
@@ -140,10 +194,45 @@ pub fn decide(max: usize, me: &str, all: &[RunView], granted: &BTreeSet<String>)
             waiting
                 .iter()
                 .take(free)
-                .map(|r| format!("{} (older, queued)", r.key))
+                .map(|r| format!("{} (before it in the queue)", r.key))
                 .collect(),
         ),
     }
+}
+
+/// The waiting runs that hold no slot, in the order they get one: namespaces take turns, the
+/// one served least recently first (by the newest `status.startTime` of its runs; a namespace
+/// holding a grant not yet visible in a status counts as served now), oldest first within
+/// each ([`benchrun_api::queue::order`]).
+pub fn queue_order<'a>(all: &'a [RunView], holders: &BTreeSet<String>) -> Vec<&'a RunView> {
+    let waiting: Vec<&RunView> = all
+        .iter()
+        .filter(|r| r.waiting() && !holders.contains(&r.key))
+        .collect();
+    let mut served: BTreeMap<&str, Timestamp> = BTreeMap::new();
+    for r in all {
+        // A holder without a start time yet holds a grant: served now, the latest of all.
+        let at = match (r.started, holders.contains(&r.key)) {
+            (_, true) if r.phase != Some(Phase::Running) => Some(Timestamp::MAX),
+            (started, _) => started,
+        };
+        if let Some(at) = at {
+            let e = served.entry(r.namespace()).or_insert(at);
+            *e = (*e).max(at);
+        }
+    }
+    let entries: Vec<Waiting> = waiting
+        .iter()
+        .map(|r| Waiting {
+            namespace: r.namespace(),
+            name: r.key.split_once('/').map_or(r.key.as_str(), |(_, n)| n),
+            created: r.created,
+        })
+        .collect();
+    queue::order(&entries, &served)
+        .into_iter()
+        .map(|i| waiting[i])
+        .collect()
 }
 
 /// The runs that hold a slot: the grants in `granted` whose run is still live and the runs in
@@ -250,6 +339,8 @@ mod tests {
             key: key.into(),
             phase,
             created: Some(Timestamp::from_second(created_s).unwrap()),
+            started: (phase == Some(Phase::Running))
+                .then(|| Timestamp::from_second(created_s).unwrap()),
             deleting: false,
         }
     }
@@ -423,7 +514,7 @@ mod tests {
         let none = BTreeSet::new();
         assert_eq!(
             decide(1, "a/new", &all, &none),
-            SlotDecision::Wait(vec!["a/old (older, queued)".into()])
+            SlotDecision::Wait(vec!["a/old (before it in the queue)".into()])
         );
         let held = BTreeSet::from(["a/old".to_string()]);
         assert_eq!(
@@ -439,6 +530,7 @@ mod tests {
             me: "a/x".into(),
             runs: None,
             granted: BTreeSet::new(),
+            max_queued_per_namespace: 0,
         };
         assert_eq!(
             facts.decision(),
@@ -526,5 +618,118 @@ mod tests {
         assert_eq!(won, 3);
         let oldest: BTreeSet<String> = ["a/r0", "a/r1", "a/r2"].map(String::from).into();
         assert_eq!(slots.granted(), oldest);
+    }
+
+    #[test]
+    fn a_run_of_another_namespace_goes_after_at_most_one_of_a_piled_up_namespace() {
+        // Namespace a: one run measuring, five queued by its schedule; b applies one later.
+        let slots = Slots::new(1);
+        let mut all = vec![view("a/r0", Some(Phase::Running), 0)];
+        all.extend((1..=5).map(|i| view(&format!("a/r{i}"), Some(Phase::Queued), i)));
+        all.push(view("b/late", Some(Phase::Queued), 100));
+        // While a/r0 measures, everyone waits.
+        assert!(waits(&reconcile(&slots, "b/late", &all)));
+        // a/r0 finishes: b has never been served, a was (at r0's start): b goes next.
+        all[0].phase = Some(Phase::Succeeded);
+        for i in 1..=5 {
+            assert!(waits(&reconcile(&slots, &format!("a/r{i}"), &all)));
+        }
+        assert_eq!(reconcile(&slots, "b/late", &all), SlotDecision::Grant);
+        // b finished: a's turn again, oldest first.
+        let b = all.len() - 1;
+        all[b].phase = Some(Phase::Succeeded);
+        all[b].started = Some(Timestamp::from_second(200).unwrap());
+        assert_eq!(reconcile(&slots, "a/r1", &all), SlotDecision::Grant);
+    }
+
+    #[test]
+    fn a_grant_not_yet_in_a_status_counts_its_namespace_as_served_now() {
+        // b/x was granted a slot (its status does not say Running yet); b/y is older than a/1,
+        // but b was just served: a/1 gets the second slot.
+        let all = [
+            view("b/x", Some(Phase::Queued), 1),
+            view("b/y", Some(Phase::Queued), 2),
+            view("a/1", Some(Phase::Queued), 3),
+        ];
+        let granted = BTreeSet::from(["b/x".to_string()]);
+        assert_eq!(decide(2, "a/1", &all, &granted), SlotDecision::Grant);
+        assert!(waits(&decide(2, "b/y", &all, &granted)));
+        // Without the grant, the oldest run goes first.
+        assert_eq!(
+            decide(2, "b/x", &all, &BTreeSet::new()),
+            SlotDecision::Grant
+        );
+    }
+
+    #[test]
+    fn the_queue_takes_namespaces_in_turns_oldest_first_within_each() {
+        let mut all = vec![
+            view("a/old", Some(Phase::Succeeded), 0),
+            view("a/1", Some(Phase::Queued), 1),
+            view("a/2", Some(Phase::Queued), 2),
+            view("b/1", Some(Phase::Queued), 3),
+            view("b/2", Some(Phase::Queued), 4),
+            view("c/1", None, 5),
+        ];
+        all[0].started = Some(Timestamp::from_second(10).unwrap());
+        let order: Vec<&str> = queue_order(&all, &BTreeSet::new())
+            .iter()
+            .map(|r| r.key.as_str())
+            .collect();
+        // b and c were never served (b's oldest is older), a was.
+        assert_eq!(order, ["b/1", "c/1", "a/1", "b/2", "a/2"]);
+        // Two free slots: the first two in that order are granted, a's run waits.
+        let none = BTreeSet::new();
+        assert_eq!(decide(2, "b/1", &all, &none), SlotDecision::Grant);
+        assert_eq!(decide(2, "c/1", &all, &none), SlotDecision::Grant);
+        assert_eq!(
+            decide(2, "a/1", &all, &none),
+            SlotDecision::Wait(vec![
+                "b/1 (before it in the queue)".into(),
+                "c/1 (before it in the queue)".into()
+            ])
+        );
+    }
+
+    #[test]
+    fn a_namespace_at_its_limit_of_queued_runs_queues_no_more() {
+        let facts = |me: &str, all: Vec<RunView>| SlotFacts {
+            max: 1,
+            me: me.into(),
+            runs: Some(all),
+            granted: BTreeSet::new(),
+            max_queued_per_namespace: 2,
+        };
+        let mut all = vec![
+            view("a/x", Some(Phase::Running), 0),
+            view("a/q1", Some(Phase::Queued), 1),
+            view("a/q2", Some(Phase::Queued), 2),
+            view("a/new", None, 3),
+            view("b/new", None, 4),
+        ];
+        // Two of a's runs wait before it: a/new is not queued.
+        assert_eq!(
+            facts("a/new", all.clone()).decision(),
+            SlotDecision::QueueFull {
+                queued: 2,
+                limit: 2
+            }
+        );
+        // Another namespace is not concerned; nor a run queued already, nor one not in the
+        // cache yet when fewer wait.
+        assert!(waits(&facts("b/new", all.clone()).decision()));
+        assert!(waits(&facts("a/q2", all.clone()).decision()));
+        all[3].phase = Some(Phase::Queued);
+        assert!(waits(&facts("a/new", all.clone()).decision()));
+        // Not in the cache yet: every waiting run of the namespace counts.
+        assert_eq!(queue_full(2, "a/newest", &all), Some(3));
+        assert_eq!(queue_full(4, "a/newest", &all), None);
+        // 0: no limit.
+        assert_eq!(queue_full(0, "a/newest", &all), None);
+        // A run the slot is free for is granted whatever the limit.
+        let free = vec![view("a/q1", Some(Phase::Queued), 1), view("a/new", None, 3)];
+        let mut f = facts("a/q1", free);
+        f.max_queued_per_namespace = 1;
+        assert_eq!(f.decision(), SlotDecision::Grant);
     }
 }

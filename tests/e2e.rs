@@ -30,6 +30,8 @@ mod search;
 mod seeds;
 #[path = "e2e/support.rs"]
 mod support;
+#[path = "e2e/tenancy.rs"]
+mod tenancy;
 #[path = "e2e/wire.rs"]
 mod wire;
 

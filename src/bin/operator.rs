@@ -42,6 +42,12 @@ struct Args {
     /// Runs measuring at the same time; the others wait in phase Queued.
     #[arg(long, env = "BENCHRUN_MAX_MEASURING_RUNS", default_value_t = 1)]
     max_measuring_runs: usize,
+    /// Most runs one namespace may have waiting for a measuring slot (0: no limit). A run that
+    /// would go beyond it is not queued: it fails with reason QueueFull, naming this flag.
+    /// Namespaces take turns in the queue whatever this limit; it bounds what one namespace
+    /// can pile up (the operator's cache and reconciles of waiting runs).
+    #[arg(long, env = "BENCHRUN_MAX_QUEUED_PER_NAMESPACE", default_value_t = 50)]
+    max_queued_per_namespace: usize,
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "BENCHRUN_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     metrics_addr: SocketAddr,
@@ -151,6 +157,7 @@ async fn main() -> anyhow::Result<()> {
         },
         image_pull_policy: args.image_pull_policy,
         max_measuring_runs: args.max_measuring_runs,
+        max_queued_per_namespace: args.max_queued_per_namespace,
         namespace: args.namespace,
         metrics_retry_for: args.metrics_retry_for,
         sample_interval: args.sample_interval,

@@ -273,6 +273,7 @@ pub async fn slot(ctx: &Context, run: &BenchmarkRun, status: &BenchmarkRunStatus
     let mut facts = SlotFacts {
         max: ctx.slots.max(),
         me: slots::key(run),
+        max_queued_per_namespace: ctx.config.max_queued_per_namespace,
         ..SlotFacts::default()
     };
     if plan::is_finished(status) || ctx.store.wait_until_ready().await.is_err() {

@@ -138,24 +138,28 @@ fn slot_facts() -> impl Strategy<Value = SlotFacts> {
         key(),
         prop::option::of(prop::sample::select(benchrun_api::Phase::ALL)),
         prop::option::of(timestamp()),
+        prop::option::of(timestamp()),
         any::<bool>(),
     )
-        .prop_map(|(key, phase, created, deleting)| RunView {
+        .prop_map(|(key, phase, created, started, deleting)| RunView {
             key,
             phase,
             created,
+            started,
             deleting,
         });
     (
         0..3usize,
         prop::option::of(prop::collection::vec(view, 0..4)),
         prop::collection::btree_set(key(), 0..3),
+        0..3usize,
     )
-        .prop_map(|(max, runs, granted)| SlotFacts {
+        .prop_map(|(max, runs, granted, max_queued_per_namespace)| SlotFacts {
             max,
             me: "team/demo".into(),
             runs,
             granted,
+            max_queued_per_namespace,
         })
 }
 

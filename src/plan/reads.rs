@@ -25,7 +25,10 @@ pub fn reads(
     let finished = is_finished(status);
     let started = status.phase == Some(Phase::Running);
     let decision = (!finished && !started).then(|| slot.decision());
-    if matches!(decision, Some(SlotDecision::Wait(_))) {
+    if matches!(
+        decision,
+        Some(SlotDecision::Wait(_) | SlotDecision::QueueFull { .. })
+    ) {
         return Reads::default();
     }
     let mut r = Reads {

@@ -24,6 +24,11 @@ use crate::names;
 use crate::observed::JobObserved;
 use crate::slots::SlotDecision;
 
+/// How the queue is ordered, in a queued run's `Running` condition (which names neither the
+/// holders nor the place: they change at every hand-over, the message does not).
+pub const QUEUE_RULE: &str = "namespaces take turns (the one served least recently first), \
+    oldest first within a namespace; `kubectl benchrun list` shows the place in the queue";
+
 /// How far past a stage's own limit a measurement may go without progress (see
 /// [`Planner::stage_limit`]).
 const STALL_GRACE: Duration = Duration::from_secs(60);
@@ -110,6 +115,7 @@ impl Planner<'_> {
                 return;
             }
             SlotDecision::Wait(holders) => return self.queue(&holders),
+            SlotDecision::QueueFull { queued, limit } => return self.queue_full(queued, limit),
         }
         self.status.phase = Some(Phase::Running);
         self.status.start_time.get_or_insert(Time(self.now));
@@ -137,14 +143,28 @@ impl Planner<'_> {
         self.advance();
     }
 
-    /// Phase `Queued`, waiting for a measuring slot held by `holders`.
+    /// Phase `Queued`, waiting for a measuring slot held by `holders`. The condition's message
+    /// does not name them, nor the run's place: neither changes the status when a slot changes
+    /// hands (the place is computed where it is shown, by `kubectl benchrun list`). The event
+    /// on entering the queue names the holders of the moment.
     fn queue(&mut self, holders: &[String]) {
-        let message = format!(
-            "waiting for a measuring slot, held by {}",
-            holders.join(", ")
-        );
+        let message = if holders.iter().any(|h| h == crate::slots::CACHE_NOT_READY) {
+            format!(
+                "waiting for a measuring slot: {}",
+                crate::slots::CACHE_NOT_READY
+            )
+        } else {
+            format!("waiting for a measuring slot: {QUEUE_RULE}")
+        };
         if self.status.phase != Some(Phase::Queued) {
-            self.note(false, Reason::Queued, message.clone());
+            self.note(
+                false,
+                Reason::Queued,
+                format!(
+                    "waiting for a measuring slot, held by {} (or taken by runs before it)",
+                    holders.join(", ")
+                ),
+            );
         }
         self.status.phase = Some(Phase::Queued);
         self.accept();
@@ -154,6 +174,34 @@ impl Planner<'_> {
             true => super::QUEUED_RECHECK,
             false => super::QUEUE_POLL,
         });
+    }
+
+    /// Fails a run its namespace has no room for in the queue: `queued` of its runs wait
+    /// before it, at least the administrator's `limit` (`--max-queued-per-namespace`). Failing
+    /// (rather than waiting unqueued) is what bounds the queue, as a quota refuses an object:
+    /// the run says why and can be applied again.
+    fn queue_full(&mut self, queued: usize, limit: usize) {
+        let namespace = self.obs.slot.me.split_once('/').map_or("", |(ns, _)| ns);
+        let message = format!(
+            "not queued: namespace {namespace} has {queued} runs waiting for a measuring slot \
+             already, the operator's limit (--max-queued-per-namespace={limit}); apply the run \
+             again once some of them have started or been deleted, or ask the cluster's \
+             administrator to raise the limit"
+        );
+        self.accept();
+        self.status.phase = Some(Phase::Failed);
+        self.status.current = None;
+        self.status.completion_time = Some(Time(self.now));
+        self.progress();
+        for (t, ok) in [
+            (ConditionType::Running, false),
+            (ConditionType::Succeeded, false),
+            (ConditionType::Failed, true),
+        ] {
+            self.condition(t, ok, Reason::QueueFull, message.clone());
+        }
+        self.note(true, Reason::QueueFull, message);
+        self.finished();
     }
 
     /// `Running=True` with reason `Measuring`.

@@ -6,8 +6,8 @@ use std::str::FromStr as _;
 
 use benchrun_api::history;
 use benchrun_api::schedule::{
-    BenchmarkSchedule, ConcurrencyPolicy, ScheduledRun, SCHEDULED_AT_ANNOTATION, SCHEDULE_LABEL,
-    TRIGGER_ANNOTATION,
+    BenchmarkSchedule, ConcurrencyPolicy, ScheduledRun, DEFAULT_MAX_QUEUED,
+    SCHEDULED_AT_ANNOTATION, SCHEDULE_LABEL, TRIGGER_ANNOTATION,
 };
 use benchrun_api::{BaselineSpec, BenchmarkRun, Phase};
 use croner::parser::{CronParser, Seconds, Year};
@@ -206,6 +206,21 @@ pub fn decide(f: &Facts) -> Decision {
         d.skip = Some(format!(
             "{due}: skipped, {} has not finished (concurrencyPolicy Skip)",
             unfinished.join(", ")
+        ));
+        return d;
+    }
+    let waiting: Vec<&str> = by_age(&f.runs)
+        .into_iter()
+        .filter(|r| benchrun_api::queue::is_waiting(r))
+        .filter_map(|r| r.metadata.name.as_deref())
+        .collect();
+    let max_queued = spec.max_queued.unwrap_or(DEFAULT_MAX_QUEUED).max(1) as usize;
+    if spec.concurrency_policy == ConcurrencyPolicy::Queue && waiting.len() >= max_queued {
+        d.skip = Some(format!(
+            "{due}: skipped, {} runs of this schedule wait for the measuring slot already ({}): \
+             maxQueued is {max_queued} (concurrencyPolicy Queue)",
+            waiting.len(),
+            waiting.join(", ")
         ));
         return d;
     }

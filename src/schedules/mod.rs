@@ -6,6 +6,12 @@
 //! watch, its runs from the run controller's cache: no LIST per reconcile) and carries them out.
 //! Each schedule is reconciled when it changes, when one of its runs changes, and at its next
 //! fire time.
+//!
+//! A schedule never breaks silently: when the apiserver refuses to create one of its runs, the
+//! schedule says so in `Ready=False` (reason `RunCreateFailed`, with the apiserver's words; kstatus
+//! reads a `Ready=False` that does not resolve as stalled) and a Warning event, retries the fire
+//! while it is within `startingDeadlineSeconds`, and keeps saying so until a run is created or
+//! the spec changes.
 
 pub mod decide;
 
@@ -22,9 +28,10 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use crate::names::MANAGER;
 use decide::{Decision, Facts, Fire};
@@ -34,7 +41,15 @@ struct Ctx {
     client: Client,
     /// The run controller's cache of runs.
     runs: Store<BenchmarkRun>,
+    /// Publishes the schedules' events.
+    recorder: Recorder,
 }
+
+/// Reason of `Ready=False` and of the Warning event when the apiserver refused a run.
+pub const RUN_CREATE_FAILED: &str = "RunCreateFailed";
+
+/// How soon a fire whose run could not be created is tried again.
+const RETRY_CREATE: Duration = Duration::from_secs(30);
 
 /// Runs the schedule controller until shutdown: `runs` is the run controller's cache, which the
 /// schedules read their runs from.
@@ -51,7 +66,16 @@ pub async fn run(client: Client, namespace: Option<String>, runs: Store<Benchmar
         .await
         .is_err()
     {}
-    let ctx = Arc::new(Ctx { client, runs });
+    let reporter = Reporter {
+        controller: MANAGER.into(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
+    let recorder = Recorder::new(client.clone(), reporter);
+    let ctx = Arc::new(Ctx {
+        client,
+        runs,
+        recorder,
+    });
     Controller::new(schedules, watcher::Config::default())
         .owns(owned, watcher::Config::default().labels(SCHEDULE_LABEL))
         .shutdown_on_signal()
@@ -99,9 +123,10 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
         runs: cached.iter().map(Arc::as_ref).collect(),
         now,
     };
-    let d = decide::decide(&facts);
+    let mut d = decide::decide(&facts);
     let runs_api: Api<BenchmarkRun> = Api::namespaced(ctx.client.clone(), &ns);
     let mut created = None;
+    let mut create_failed = None;
     if let Some((fire, run)) = &d.create {
         let pp = PostParams {
             field_manager: Some(MANAGER.into()),
@@ -116,7 +141,15 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 tracing::info!(schedule = %name, run = ?run.metadata.name, "run exists already");
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                let why = create_error(run.metadata.name.as_deref().unwrap_or_default(), &e);
+                tracing::warn!(schedule = %name, error = %e, "could not create a run");
+                // Not acted on: the fire is tried again (within the starting deadline).
+                let old = s.status.clone().unwrap_or_default();
+                d.last_schedule_time = old.last_schedule_time.map(|t| t.0);
+                d.last_trigger = old.last_trigger;
+                create_failed = Some(why);
+            }
         }
     }
     for victim in &d.delete {
@@ -143,9 +176,14 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             .and_then(|s| s.phase)
             .is_some_and(Phase::is_final)
     });
-    let status = status(&s, &runs, &d, now);
+    let status = status(&s, &runs, &d, create_failed.as_deref(), now);
+    publish(&ctx, &s, &d, create_failed.as_deref()).await;
+    let again = match create_failed {
+        Some(_) => Action::requeue(RETRY_CREATE),
+        None => requeue(&d, now, unfinished),
+    };
     if s.status.as_ref() == Some(&status) {
-        return Ok(requeue(&d, now, unfinished));
+        return Ok(again);
     }
     let body = serde_json::json!({
         "apiVersion": "benchrun.dev/v1alpha1",
@@ -159,7 +197,42 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             &Patch::Apply(&body),
         )
         .await?;
-    Ok(requeue(&d, now, unfinished))
+    Ok(again)
+}
+
+/// Why creating the run `run` failed, in the apiserver's words when it answered.
+pub fn create_error(run: &str, e: &kube::Error) -> String {
+    let why = match e {
+        kube::Error::Api(s) => format!("{} ({} {})", s.message, s.code, s.reason),
+        other => other.to_string(),
+    };
+    format!("could not create run {run}: {why}")
+}
+
+/// The schedule's events: a Warning when a run could not be created, a Normal one when a fire
+/// was skipped (once per skipped time). Best effort: a failure to record one is logged.
+async fn publish(ctx: &Ctx, s: &BenchmarkSchedule, d: &Decision, create_failed: Option<&str>) {
+    let old_skip = s.status.as_ref().and_then(|st| st.last_skip.as_ref());
+    let mut events = Vec::new();
+    if let Some(why) = create_failed {
+        events.push((EventType::Warning, RUN_CREATE_FAILED, why.to_string()));
+    }
+    if let Some(skip) = d.skip.as_ref().filter(|k| Some(*k) != old_skip) {
+        events.push((EventType::Normal, "Skipped", skip.clone()));
+    }
+    let reference = s.object_ref(&());
+    for (type_, reason, note) in events {
+        let ev = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note.chars().take(1000).collect()),
+            action: reason.into(),
+            secondary: None,
+        };
+        if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
+            tracing::warn!(error = %e, reason, "failed to publish a schedule event");
+        }
+    }
 }
 
 /// How often a schedule with an unfinished run looks again. Its reconcile is woken by its runs'
@@ -193,6 +266,7 @@ fn status(
     s: &BenchmarkSchedule,
     runs: &[&BenchmarkRun],
     d: &Decision,
+    create_failed: Option<&str>,
     now: Timestamp,
 ) -> BenchmarkScheduleStatus {
     let old = s.status.clone().unwrap_or_default();
@@ -200,14 +274,26 @@ fn status(
     let changes = history::changes(&series, &history::options(s.spec.changepoints.as_ref()));
     let newest = decide::by_age(runs).last().copied();
     let mut conditions = Vec::new();
-    let (ready, reason, message) = match (&d.invalid, s.spec.suspend) {
-        (Some(e), _) => ("False", "InvalidSchedule", e.clone()),
-        (None, true) => (
+    // A refused run keeps the schedule not Ready until a run is created or the spec changes:
+    // the apiserver's answer does not change by itself, and a later skipped fire (the deadline
+    // passed) must not hide it.
+    let refused = create_failed.map(str::to_string).or_else(|| {
+        old.conditions
+            .iter()
+            .find(|c| c.type_ == "Ready" && c.status == "False" && c.reason == RUN_CREATE_FAILED)
+            .filter(|c| c.observed_generation == s.metadata.generation)
+            .filter(|_| d.create.is_none())
+            .map(|c| c.message.clone())
+    });
+    let (ready, reason, message) = match (&d.invalid, &refused, s.spec.suspend) {
+        (Some(e), _, _) => ("False", "InvalidSchedule", e.clone()),
+        (None, Some(why), _) => ("False", RUN_CREATE_FAILED, why.clone()),
+        (None, None, true) => (
             "True",
             "Suspended",
             "suspended: only the trigger annotation creates runs".into(),
         ),
-        (None, false) => (
+        (None, None, false) => (
             "True",
             "Scheduled",
             format!(

@@ -289,3 +289,172 @@ fn a_time_or_trigger_whose_run_exists_is_neither_created_again_nor_skipped() {
     assert!(d.create.is_none());
     assert_eq!(d.last_trigger.as_deref(), Some("7"));
 }
+
+#[test]
+fn under_queue_a_fire_with_max_queued_runs_waiting_is_skipped_and_says_why() {
+    let waiting = |name: &str, phase: Phase| run(name, "2026-12-06T10:00:40Z", phase);
+    let runs = [
+        waiting("nightly-a", Phase::Running),
+        waiting("nightly-b", Phase::Queued),
+        waiting("nightly-c", Phase::Queued),
+        waiting("nightly-d", Phase::Pending),
+    ];
+    // Three wait (the measuring one does not count): the default maxQueued, 3, is reached.
+    let s = schedule(serde_json::json!({"concurrencyPolicy": "Queue"}));
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    assert!(d.create.is_none());
+    let skip = d.skip.unwrap();
+    assert!(
+        skip.contains("3 runs of this schedule wait for the measuring slot already")
+            && skip.contains("nightly-b, nightly-c, nightly-d")
+            && skip.contains("maxQueued is 3"),
+        "{skip}"
+    );
+    assert_eq!(d.last_schedule_time, Some(t("2026-12-06T10:01:00Z")));
+    // A larger maxQueued leaves room; fewer waiting runs too.
+    let s = schedule(serde_json::json!({"concurrencyPolicy": "Queue", "maxQueued": 4}));
+    assert!(decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"))
+        .create
+        .is_some());
+    let s = schedule(serde_json::json!({"concurrencyPolicy": "Queue"}));
+    assert!(
+        decide::decide(&facts(&s, &runs[..3], "2026-12-06T10:01:01Z"))
+            .create
+            .is_some()
+    );
+    // The trigger annotation is not limited by it.
+    let mut s = schedule(serde_json::json!({"concurrencyPolicy": "Queue", "maxQueued": 1}));
+    s.metadata.annotations = Some([("benchrun.dev/trigger".to_string(), "1".to_string())].into());
+    let d = decide::decide(&facts(&s, &runs, "2026-12-06T10:01:01Z"));
+    assert!(matches!(d.create, Some((Fire::Manual(_), _))));
+}
+
+/// A schedule that fired a minute ago (`* * * * *`, created 90 s ago), stored in `fake`, with
+/// the context of its reconcile (an empty, synced cache of runs).
+fn stored_schedule(
+    fake: &crate::fake_api::FakeApi,
+) -> (BenchmarkSchedule, std::sync::Arc<super::Ctx>) {
+    use kube::runtime::events::{Recorder, Reporter};
+    use kube::runtime::{reflector, watcher};
+    let mut s = schedule(serde_json::json!({}));
+    s.metadata.creation_timestamp = Some(Time(Timestamp::now() - SignedDuration::from_secs(90)));
+    s.metadata.generation = Some(1);
+    s.status = None;
+    fake.put(&s);
+    let (runs, mut w) = reflector::store();
+    w.apply_watcher_event(&watcher::Event::Init);
+    w.apply_watcher_event(&watcher::Event::InitDone);
+    let reporter = Reporter {
+        controller: crate::names::MANAGER.into(),
+        instance: None,
+    };
+    let ctx = super::Ctx {
+        client: fake.client(),
+        runs,
+        recorder: Recorder::new(fake.client(), reporter),
+    };
+    (s, std::sync::Arc::new(ctx))
+}
+
+fn ready(s: &BenchmarkSchedule) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    s.status
+        .as_ref()
+        .and_then(|st| st.conditions.iter().find(|c| c.type_ == "Ready"))
+        .cloned()
+        .expect("a Ready condition")
+}
+
+#[tokio::test]
+async fn a_run_the_apiserver_refuses_makes_the_schedule_not_ready_in_its_words_until_one_is_made() {
+    use crate::fake_api::{FakeApi, Fault};
+    use k8s_openapi::api::events::v1::Event as K8sEvent;
+    let fake = FakeApi::new();
+    let (s, ctx) = stored_schedule(&fake);
+    let refusal = "BenchmarkRun.benchrun.dev \"nightly-x\" is invalid: metadata.labels: Invalid value: \"not ok\": a valid label must be an empty string or consist of alphanumeric characters";
+    fake.fail(
+        http::Method::POST,
+        "benchmarkruns",
+        Fault::Status(422, "Invalid", refusal.into()),
+        2,
+    );
+    let get = || {
+        fake.get::<BenchmarkSchedule>(Some("bench"), "nightly")
+            .unwrap()
+    };
+    let again = super::reconcile(std::sync::Arc::new(s), ctx.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        kube::runtime::controller::Action::requeue(super::RETRY_CREATE)
+    );
+    let c = ready(&get());
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "RunCreateFailed")
+    );
+    assert!(
+        c.message.contains(refusal) && c.message.contains("422 Invalid"),
+        "{}",
+        c.message
+    );
+    assert!(
+        c.message.starts_with("could not create run nightly-"),
+        "{}",
+        c.message
+    );
+    assert!(
+        get().status.unwrap().last_schedule_time.is_none(),
+        "the fire is tried again"
+    );
+    let events = fake.list::<K8sEvent>(Some("bench"));
+    assert!(
+        events.iter().any(|e| e.type_.as_deref() == Some("Warning")
+            && e.reason.as_deref() == Some("RunCreateFailed")
+            && e.note.as_deref().is_some_and(|n| n.contains(refusal))),
+        "{events:#?}"
+    );
+    // Refused again: still not Ready, no run.
+    super::reconcile(std::sync::Arc::new(get()), ctx.clone())
+        .await
+        .unwrap();
+    assert_eq!(ready(&get()).reason, "RunCreateFailed");
+    assert!(fake.list::<BenchmarkRun>(Some("bench")).is_empty());
+    // The apiserver accepts it now: the run is made and the schedule is Ready again.
+    super::reconcile(std::sync::Arc::new(get()), ctx.clone())
+        .await
+        .unwrap();
+    assert_eq!(fake.list::<BenchmarkRun>(Some("bench")).len(), 1);
+    let c = ready(&get());
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "Scheduled")
+    );
+}
+
+#[test]
+fn a_refusal_stays_until_a_run_is_made_or_the_spec_changes() {
+    let mut s = schedule(serde_json::json!({}));
+    s.metadata.generation = Some(1);
+    let d = decide::decide(&facts(&s, &[], "2026-12-06T10:00:40Z"));
+    assert!(d.create.is_none(), "nothing due");
+    let now = t("2026-12-06T10:00:40Z");
+    let refused = super::status(&s, &[], &d, Some("could not create run nightly-x: no"), now);
+    let c = &refused.conditions[0];
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "RunCreateFailed")
+    );
+    // Nothing due, nothing created: it stays.
+    s.status = Some(refused);
+    let kept = super::status(&s, &[], &d, None, now);
+    assert_eq!(kept.conditions[0].reason, "RunCreateFailed");
+    assert_eq!(
+        kept.conditions[0].message,
+        "could not create run nightly-x: no"
+    );
+    // A new generation of the spec: Ready again (its next fire will tell).
+    s.metadata.generation = Some(2);
+    let fresh = super::status(&s, &[], &d, None, now);
+    assert_eq!(fresh.conditions[0].status, "True");
+}

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod history;
 pub mod matrix;
 pub mod order;
+pub mod queue;
 pub mod reflow;
 pub mod repeats;
 

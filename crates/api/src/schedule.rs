@@ -34,6 +34,13 @@ pub const COMMIT_ANNOTATION: &str = "benchrun.dev/commit";
 /// Most points kept per cell in `status.series` (the oldest go first).
 pub const MAX_POINTS: usize = 60;
 
+/// Longest schedule name: the name is the value of the [`SCHEDULE_LABEL`] label on each of its
+/// runs, and a label value holds at most 63 characters. A longer name is refused at admission.
+pub const MAX_NAME_LENGTH: usize = 63;
+
+/// Default `maxQueued`.
+pub const DEFAULT_MAX_QUEUED: i32 = 3;
+
 /// Most cells one schedule keeps a series for (the status stays small: about 200 bytes a point).
 pub const MAX_SERIES: usize = 8;
 
@@ -58,7 +65,8 @@ pub const MAX_SERIES: usize = 8;
     printcolumn = r#"{"name":"Verdict","type":"string","jsonPath":".status.lastRunVerdict"}"#,
     printcolumn = r#"{"name":"Next run","type":"date","jsonPath":".status.nextScheduleTime"}"#,
     printcolumn = r#"{"name":"Regressed","type":"string","jsonPath":".status.conditions[?(@.type==\"Regressed\")].status"}"#,
-    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#,
+    validation = Rule::new("self.metadata.name.size() <= 63").message("metadata.name must be at most 63 characters: a BenchmarkSchedule's name is the value of the benchrun.dev/schedule label on each of its runs, and a label value holds at most 63; choose a shorter name"),
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BenchmarkScheduleSpec {
@@ -80,6 +88,15 @@ pub struct BenchmarkScheduleSpec {
     /// it waits for the measuring slot like any run).
     #[serde(default)]
     pub concurrency_policy: ConcurrencyPolicy,
+
+    /// With `concurrencyPolicy: Queue`, the most runs of this schedule that may wait for the
+    /// measuring slot at once (not yet measuring; default 3, 1 to 100). A fire while that many
+    /// wait creates no run: `status.lastSkip` and an event say so. This keeps a schedule that
+    /// fires faster than its runs measure from piling up runs. Runs made by the trigger
+    /// annotation are not limited by it (the operator's `--max-queued-per-namespace` still is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self >= 1 && self <= 100").message("maxQueued must be between 1 and 100"))]
+    pub max_queued: Option<i32>,
 
     /// How many of the schedule's finished runs to keep (default 10, 1 to 100); older ones are
     /// deleted, oldest first. The series in `status.series` keeps up to 60 points per cell
@@ -169,8 +186,10 @@ pub struct BenchmarkScheduleStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `Ready` (the schedule is valid and active; `False`, reason `InvalidSchedule`, naming
-    /// the field when the cron expression or the run template is invalid: no run is created) and `Regressed` (a step for the worse was found
-    /// in the series of some cell: see `changes`).
+    /// the field when the cron expression or the run template is invalid: no run is created;
+    /// `False`, reason `RunCreateFailed`, with the apiserver's words when creating a run
+    /// failed, until a run is created or the spec changes) and `Regressed` (a step for the
+    /// worse was found in the series of some cell: see `changes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// The newest time the cron expression fired that the schedule acted on: a run created
@@ -195,7 +214,8 @@ pub struct BenchmarkScheduleStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_trigger: Option<String>,
     /// The newest time the schedule fired without creating a run, and why (concurrency policy
-    /// `Skip` with a run unfinished, or the time missed by more than the deadline).
+    /// `Skip` with a run unfinished, `Queue` with `maxQueued` runs waiting, or the time missed
+    /// by more than the deadline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_skip: Option<String>,
     /// The schedule's runs that still exist, oldest first.

@@ -288,6 +288,9 @@ vocabulary! {
         NotAllowed = "NotAllowed",
         /// Waiting for another measuring run.
         Queued = "Queued",
+        /// Not queued: the run's namespace had as many runs waiting for a measuring slot as
+        /// the operator allows (`--max-queued-per-namespace`); the run failed.
+        QueueFull = "QueueFull",
         /// The run measures cells.
         Measuring = "Measuring",
         /// The run started.

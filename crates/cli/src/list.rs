@@ -1,7 +1,11 @@
-//! `list`: one line per run, like `kubectl get` with the SLO verdict.
+//! `list`: one line per run, like `kubectl get` with the SLO verdict and, for a run waiting
+//! for a measuring slot, its place in the cluster-wide queue (`Queued #2`): computed here from
+//! the runs read ([`benchrun_api::queue::places`]), as the operator orders the queue, because
+//! the operator does not write it into every waiting run's status at every hand-over.
 //!
-//! Pure: the clock is an argument.
+//! Pure: the clock and the places are arguments.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use benchrun_api::{BenchmarkRun, Phase};
@@ -28,9 +32,19 @@ pub fn age(created: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
-/// The runs as a table: namespace (with `all_namespaces`), name, phase, progress, best
-/// throughput, its p99, SLO verdict and age.
-pub fn list_table(runs: &[BenchmarkRun], all_namespaces: bool, now: Timestamp) -> Table {
+/// Each waiting run's place in the queue, by (namespace, name) (see
+/// [`benchrun_api::queue::places`]).
+pub type Places = BTreeMap<(String, String), usize>;
+
+/// The runs as a table: namespace (with `all_namespaces`), name, phase (with the place in the
+/// queue of a waiting run, from `places`), progress, best throughput, its p99, SLO verdict and
+/// age.
+pub fn list_table(
+    runs: &[BenchmarkRun],
+    all_namespaces: bool,
+    places: &Places,
+    now: Timestamp,
+) -> Table {
     use Align::{Left as L, Right as R};
     let mut cols = Vec::new();
     if all_namespaces {
@@ -54,9 +68,19 @@ pub fn list_table(runs: &[BenchmarkRun], all_namespaces: bool, now: Timestamp) -
             row.push(run.metadata.namespace.clone().unwrap_or_default());
         }
         let or_none = |v: Option<String>| v.unwrap_or_else(|| NONE.into());
+        let name = run.metadata.name.clone().unwrap_or_default();
+        let key = (
+            run.metadata.namespace.clone().unwrap_or_default(),
+            name.clone(),
+        );
+        let phase = status.phase.unwrap_or(Phase::Pending).to_string();
+        let phase = match places.get(&key) {
+            Some(place) => format!("{phase} #{place}"),
+            None => phase,
+        };
         row.extend([
-            run.metadata.name.clone().unwrap_or_default(),
-            status.phase.unwrap_or(Phase::Pending).to_string(),
+            name,
+            phase,
             or_none(status.progress),
             or_none(summary.best_throughput.map(|v| v.to_string())),
             or_none(summary.best_p99),
@@ -74,6 +98,7 @@ pub fn write_list(
     runs: &[BenchmarkRun],
     all_namespaces: bool,
     namespace: &str,
+    places: &Places,
     now: Timestamp,
 ) -> io::Result<()> {
     if runs.is_empty() {
@@ -83,7 +108,7 @@ pub fn write_list(
             writeln!(w, "No BenchmarkRuns found in {namespace} namespace.")
         };
     }
-    list_table(runs, all_namespaces, now).write_text(w)
+    list_table(runs, all_namespaces, places, now).write_text(w)
 }
 
 #[cfg(test)]
@@ -117,7 +142,7 @@ mod tests {
             run("bench", "demo-2", fixtures::running_status()),
         ];
         let mut out = Vec::new();
-        write_list(&mut out, &runs, true, "bench", now()).unwrap();
+        write_list(&mut out, &runs, true, "bench", &Places::new(), now()).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "NAMESPACE  NAME    PHASE      PROGRESS  BEST REQ/S    P99  SLO           AGE\n\
@@ -127,9 +152,38 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_run_shows_its_place_in_the_queue() {
+        let queued = |ns: &str, name: &str| {
+            let s = benchrun_api::BenchmarkRunStatus {
+                phase: Some(Phase::Queued),
+                ..Default::default()
+            };
+            run(ns, name, s)
+        };
+        let mut b = queued("team-b", "late");
+        b.metadata.creation_timestamp = Some(fixtures::time("2026-11-30T10:05:00Z"));
+        let mut measuring = fixtures::running_status();
+        measuring.start_time = Some(fixtures::time("2026-11-30T10:01:00Z"));
+        let runs = [
+            run("team-a", "measuring", measuring),
+            queued("team-a", "nightly-1"),
+            b,
+        ];
+        // team-a is measuring (served), team-b never was: b's run goes first.
+        let places = benchrun_api::queue::places(&runs);
+        let mut out = Vec::new();
+        write_list(&mut out, &runs, true, "", &places, now()).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+        assert!(line("late").contains("Queued #1"), "{out}");
+        assert!(line("nightly-1").contains("Queued #2"), "{out}");
+        assert!(line("measuring").contains("Running "), "{out}");
+    }
+
+    #[test]
     fn empty_namespace_says_so_like_kubectl() {
         let mut out = Vec::new();
-        write_list(&mut out, &[], false, "bench", now()).unwrap();
+        write_list(&mut out, &[], false, "bench", &Places::new(), now()).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "No BenchmarkRuns found in bench namespace.\n"

@@ -128,11 +128,28 @@ async fn run(cli: Cli) -> Result<()> {
         Command::List => {
             let scope = (!cli.all_namespaces).then_some(ns.as_str());
             let runs = client::list_runs(&kube, scope).await?;
+            // The place in the queue is cluster-wide: read every namespace's runs when allowed,
+            // else count this namespace's alone (and say so).
+            let places = match scope {
+                None => benchrun_api::queue::places(&runs),
+                Some(_) if !runs.iter().any(benchrun_api::queue::is_waiting) => Default::default(),
+                Some(_) => match client::list_runs(&kube, None).await {
+                    Ok(all) => benchrun_api::queue::places(&all),
+                    Err(_) => {
+                        eprintln!(
+                            "note: places in the queue count this namespace's runs only \
+                             (no right to list BenchmarkRuns in every namespace)"
+                        );
+                        benchrun_api::queue::places(&runs)
+                    }
+                },
+            };
             list::write_list(
                 &mut out,
                 &runs,
                 cli.all_namespaces,
                 &ns,
+                &places,
                 jiff::Timestamp::now(),
             )?;
         }
