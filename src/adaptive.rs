@@ -10,8 +10,11 @@
 //! - a cell takes part in round `r` only if its repeat `r − 1` was measured (a cell whose last
 //!   measurement failed, or that left the rounds, does not come back: once every comparison it
 //!   takes part in was precise, only another cell's repeats could change that comparison);
-//! - a comparison with a cell whose last measurement failed asks for no more rounds (more
-//!   repeats of its other cell would not give it a trustworthy interval);
+//! - a comparison with a cell whose last measurement failed (or that left the rounds) asks for
+//!   no more rounds (more repeats of its other cell would not give it a trustworthy interval);
+//! - the width rule may not stop a comparison before its cells have
+//!   [`repeats::MIN_REPEATS_TO_STOP`] measured repeats (stopping on a narrow interval after 2
+//!   or 3 repeats costs coverage: see `docs/metrics.md`, Adaptive repeats);
 //! - no cell gets more than `maxRepeats`;
 //! - the rounds stop at the first one that no cell needs.
 //!
@@ -29,19 +32,25 @@ use benchrun_api::{
 
 use crate::comparisons;
 
-/// One comparison as the decision sees it: the cells of this run it rests on and its 95 %
-/// throughput interval (`None` without one: too few measured repeats).
+/// One comparison as the decision sees it: the cells of this run it rests on, its 95 %
+/// throughput interval (`None` without one: too few measured repeats) and the fewest measured
+/// repeats of those cells.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Compared {
     /// Cell indices.
     pub cells: Vec<usize>,
     /// `(low, high)` of the throughput ratio.
     pub interval: Option<(f64, f64)>,
+    /// The fewest measured repeats among `cells`.
+    pub repeats: usize,
 }
 
 /// The decision: the cells among `eligible` that get repeat `repeat` — those of every
-/// comparison whose interval is missing or wider than `goal.ratio_within` — in matrix order;
-/// none once `repeat` would exceed `goal.max_repeats`.
+/// comparison whose interval is missing or wider than `goal.ratio_within`, or that has fewer
+/// than [`repeats::MIN_REPEATS_TO_STOP`] repeats (the width rule may not stop before: an
+/// interval that happens to be narrow after 2 or 3 repeats is narrow because its spread was
+/// underestimated, and stopping on it would cost coverage) — in matrix order; none once
+/// `repeat` would exceed `goal.max_repeats`.
 pub fn cells_needing_repeat(
     goal: RepeatGoal,
     repeat: usize,
@@ -54,8 +63,10 @@ pub fn cells_needing_repeat(
     let mut out: Vec<usize> = compared
         .iter()
         .filter(|c| {
-            !c.interval
-                .is_some_and(|(low, high)| repeats::within(low, high, goal.ratio_within))
+            c.repeats < repeats::MIN_REPEATS_TO_STOP
+                || !c
+                    .interval
+                    .is_some_and(|(low, high)| repeats::within(low, high, goal.ratio_within))
         })
         .flat_map(|c| c.cells.iter().copied())
         .filter(|c| eligible.contains(c))
@@ -79,6 +90,8 @@ pub fn compared(run: &ValidatedRun, results: &[CellResult]) -> Vec<Compared> {
     let interval = |c: &Comparison| c.throughput.as_ref().map(|t| (t.low, t.high));
     let mut out: Vec<Compared> = comparisons::within_run(run, results)
         .iter()
+        // A comparison of an unhealthy cell is not made; more repeats would not make it.
+        .filter(|c| c.verdict != benchrun_api::ComparisonVerdict::NotCompared)
         .map(|c| {
             let mut reference = c.coordinates.clone();
             match c.against {
@@ -92,6 +105,7 @@ pub fn compared(run: &ValidatedRun, results: &[CellResult]) -> Vec<Compared> {
             Compared {
                 cells,
                 interval: interval(c),
+                repeats: c.candidate_repeats.min(c.reference_repeats).max(0) as usize,
             }
         })
         .collect();
@@ -112,6 +126,7 @@ pub fn compared(run: &ValidatedRun, results: &[CellResult]) -> Vec<Compared> {
         out.push(Compared {
             cells: vec![cell.max(0) as usize],
             interval: b.ratio_low.zip(b.ratio_high),
+            repeats: b.repeats.unwrap_or(0).max(0) as usize,
         });
     }
     out
@@ -150,12 +165,12 @@ pub fn rounds(run: &ValidatedRun, results: &[CellResult]) -> Vec<Vec<usize>> {
                 .map(|r| r.cell.max(0) as usize)
                 .collect()
         };
-        let (eligible, failed) = (last(Outcome::Measured), last(Outcome::Failed));
-        // A comparison with a cell that just failed asks for no more: its other cell's repeats
-        // could not give it an interval, nor trust one.
+        let eligible = last(Outcome::Measured);
+        // A comparison with a cell that just failed, or that left the rounds, asks for no
+        // more: its other cell's repeats could not give it an interval, nor trust one.
         let asking: Vec<Compared> = compared(run, &before)
             .into_iter()
-            .filter(|c| !c.cells.iter().any(|x| failed.contains(x)))
+            .filter(|c| c.cells.iter().all(|x| eligible.contains(x)))
             .collect();
         let next = cells_needing_repeat(goal, repeat, &asking, &eligible);
         if next.is_empty() {

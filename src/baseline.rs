@@ -33,6 +33,7 @@ pub fn verdict_word(v: ComparisonVerdict) -> Verdict {
         ComparisonVerdict::Slower => Verdict::Worse,
         ComparisonVerdict::Equivalent => Verdict::Same,
         ComparisonVerdict::Inconclusive => Verdict::Inconclusive,
+        ComparisonVerdict::NotCompared => Verdict::Unmatched,
     }
 }
 
@@ -45,20 +46,6 @@ pub fn judge(
     run: &benchrun_api::ValidatedRun,
     cell: &[&CellResult],
 ) -> (BaselineComparison, Option<Comparison>) {
-    // A measurement of mostly errors answered fast with failures: its throughput compared with
-    // the baseline's would read as Better, so it is not compared (and its repeats are left out).
-    if let Some(Err(why @ crate::results::Ineligible::MostlyErrors { .. })) = cell
-        .last()
-        .map(|r| crate::results::headline_eligible(r, None))
-    {
-        return (unmatched(format!("not compared: {why}")), None);
-    }
-    let cell: Vec<&CellResult> = cell
-        .iter()
-        .copied()
-        .filter(|r| crate::results::headline_eligible(r, None).is_ok())
-        .collect();
-    let cell = cell.as_slice();
     let base = match observed {
         Some(Ok(base)) => base,
         Some(Err(why)) => return (unmatched(why.clone()), None),
@@ -67,6 +54,13 @@ pub fn judge(
     let Some(c) = baseline_entry(run, &plan.run, cell, &base.results) else {
         return (unmatched("no measured repeat of this cell".into()), None);
     };
+    // A side that failed, was OOM-killed, generator-bound or mostly errors (a measurement of
+    // 404s answers fast: its throughput would read as Better) is not compared; the entry
+    // says why.
+    if c.verdict == ComparisonVerdict::NotCompared {
+        let why = c.reason.clone().unwrap_or_else(|| "not compared".into());
+        return (unmatched(why), Some(c));
+    }
     let tp = |rs: &[&CellResult]| -> Vec<f64> { rs.iter().filter_map(|r| r.throughput).collect() };
     let base_refs: Vec<&CellResult> = base.results.iter().collect();
     let verdict = c
@@ -82,10 +76,10 @@ pub fn judge(
                     .iter()
                     .filter_map(|r| Some(r.latency_ms.as_ref()?.p99))
                     .collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+                crate::comparisons::geometric_mean(&v)
             };
             match (mean(cell), mean(&base_refs)) {
-                (Some(a), Some(b)) if b > 0.0 => Some(crate::num::round(a / b, 4)),
+                (Some(a), Some(b)) => Some(crate::num::round(a / b, 4)),
                 _ => None,
             }
         }),

@@ -135,10 +135,16 @@ fn a_measurement_of_mostly_errors_is_not_compared_with_its_baseline() {
     failures.error_rate = Some(1.0);
     let earlier = repeat(0, 0, 1000.0, 10.0);
     let (b, c) = judge(&plan(), Some(&Ok(before)), &run, &[&earlier, &failures]);
-    assert_eq!((b.verdict, c), (Verdict::Unmatched, None));
+    // The comparison entry says why, without figures.
+    let c = c.unwrap();
+    assert_eq!(
+        (b.verdict, c.verdict),
+        (Verdict::Unmatched, ComparisonVerdict::NotCompared)
+    );
+    assert_eq!((c.ratio, c.throughput), (None, None));
     assert_eq!(
         b.reason.as_deref(),
-        Some("not compared: 100.0% of its requests failed (more than 50%)")
+        Some("not compared: the candidate (cell 0 r1 had 100% errors, above the 1% a comparison allows)")
     );
 }
 

@@ -59,7 +59,42 @@ fn errors_total(e: &ErrorCounts) -> i64 {
     .fold(0i64, i64::saturating_add)
 }
 
-/// Candidate against reference over their measured repeats (`Measured` results only).
+/// The comparison of `candidate` and `reference` that was not made because a side is
+/// unhealthy ([`benchrun_api::healthy`]): verdict `NotCompared`, no figures, the reason.
+fn not_compared(
+    against: ComparisonKind,
+    (candidate, reference): (&str, &str),
+    coordinates: &Coordinates,
+    (cand, refr): (&[&CellResult], &[&CellResult]),
+    tolerance: f64,
+    why: String,
+) -> Comparison {
+    let measured =
+        |rs: &[&CellResult]| rs.iter().filter(|r| r.outcome == Outcome::Measured).count();
+    Comparison {
+        against,
+        candidate: candidate.to_string(),
+        reference: reference.to_string(),
+        coordinates: coordinates.clone(),
+        candidate_repeats: measured(cand) as i32,
+        reference_repeats: measured(refr) as i32,
+        tolerance,
+        verdict: benchrun_api::ComparisonVerdict::NotCompared,
+        ratio: None,
+        throughput: None,
+        p99: None,
+        spread: None,
+        errors: None,
+        power: None,
+        precision: None,
+        precision_met: None,
+        reason: Some(format!("not compared: {why}")),
+    }
+}
+
+/// Candidate against reference over their measured repeats (`Measured` results only), when
+/// both sides are healthy ([`benchrun_api::healthy::side_unhealthy`] at `max_error_rate`);
+/// else a `NotCompared` entry naming the side and why.
 pub fn compare_cells(
     against: ComparisonKind,
     (candidate, reference): (&str, &str),
@@ -67,7 +102,26 @@ pub fn compare_cells(
     cand: &[&CellResult],
     refr: &[&CellResult],
     tolerance: f64,
+    max_error_rate: f64,
 ) -> Comparison {
+    let unhealthy = |side: &str, rs: &[&CellResult]| {
+        benchrun_api::healthy::side_unhealthy(rs, max_error_rate)
+            .map(|why| format!("the {side} ({why})"))
+    };
+    let why: Vec<String> = [unhealthy("candidate", cand), unhealthy("reference", refr)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !why.is_empty() {
+        return not_compared(
+            against,
+            (candidate, reference),
+            coordinates,
+            (cand, refr),
+            tolerance,
+            why.join("; "),
+        );
+    }
     let measured = |rs: &[&CellResult]| -> Vec<CellResult> {
         rs.iter()
             .filter(|r| r.outcome == Outcome::Measured)
@@ -82,9 +136,8 @@ pub fn compare_cells(
     let p99 = |x: &CellResult| x.latency_ms.as_ref().map(|l| l.p99);
     let cv = |x: &CellResult| x.per_second_cv;
     let (tp_c, tp_r) = (values(&c, &tp), values(&r, &tp));
-    let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
-    let ratio = match (mean(&tp_c), mean(&tp_r)) {
-        (Some(a), Some(b)) if b > 0.0 => Some(round(a / b, 4)),
+    let ratio = match (geometric_mean(&tp_c), geometric_mean(&tp_r)) {
+        (Some(a), Some(b)) => Some(round(a / b, 4)),
         _ => None,
     };
     let throughput = compare::compare_repeats(&tp_c, &tp_r, tolerance, true);
@@ -155,12 +208,24 @@ pub fn compare_cells(
     }
 }
 
+/// The geometric mean of the positive, finite values among `xs` (the point estimate of a
+/// ratio's interval, see [`benchrun_api::compare`]); `None` without any.
+pub fn geometric_mean(xs: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = xs
+        .iter()
+        .filter(|x| x.is_finite() && **x > 0.0)
+        .map(|x| x.ln())
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
 fn rounded(r: RatioEstimate) -> RatioEstimate {
     RatioEstimate {
         ratio: round(r.ratio, 4),
         low: round(r.low, 4),
         high: round(r.high, 4),
         verdict: r.verdict,
+        p_worse: r.p_worse.map(|p| round_significant(p, 3)),
     }
 }
 
@@ -216,9 +281,10 @@ pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison>
         };
         (name, pos.unwrap_or(usize::MAX), rest)
     };
-    // Cells in matrix order, each with its measured repeats.
+    // Cells in matrix order, each with all its repeats (failed ones too: a cell that failed
+    // every repeat gets a `NotCompared` entry rather than none).
     let mut cells: Vec<(i32, Vec<&CellResult>)> = Vec::new();
-    for r in &measured {
+    for r in results {
         match cells.iter_mut().find(|(c, _)| *c == r.cell) {
             Some((_, rs)) => rs.push(r),
             None => cells.push((r.cell, vec![r])),
@@ -226,6 +292,7 @@ pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison>
     }
     cells.sort_by_key(|(c, _)| *c);
     let tol = tolerance(run);
+    let max_errors = max_error_rate(run);
     let mut out = Vec::new();
     for (_, cand) in &cells {
         let (name, pos, rest) = along(&cand[0].coordinates);
@@ -247,9 +314,16 @@ pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison>
             cand,
             refr,
             tol,
+            max_errors,
         ));
     }
     out
+}
+
+/// The error rate above which a cell is not compared: `spec.slo.errorRate`, else 1 %
+/// ([`benchrun_api::healthy::max_error_rate`]).
+pub fn max_error_rate(run: &ValidatedRun) -> f64 {
+    benchrun_api::healthy::max_error_rate(run.slo.as_ref().and_then(|s| s.error_rate))
 }
 
 /// The `Baseline` comparison of one cell: its measured repeats `cell` against the baseline
@@ -269,6 +343,7 @@ pub fn baseline_entry(
         cell,
         &refr,
         baseline_tolerance(run),
+        max_error_rate(run),
     ))
 }
 
@@ -303,23 +378,34 @@ pub fn refresh(
 }
 
 /// The headline of `status.summary`: the first comparison within the run that has a
-/// throughput figure, else the `Baseline` comparison with the lowest throughput ratio, e.g.
-/// `spring/express 1.21× [1.12–1.30] Faster`.
+/// throughput figure, else the `Baseline` comparison with the lowest throughput ratio (the
+/// ratio of geometric means), e.g. `spring/express 1.21× [1.12–1.30] Faster`. The interval is
+/// the comparison's own (per-comparison 95 %); when the comparison was picked as the lowest of
+/// several, the headline says of how many (`… Slower, lowest of 20`), since the lowest of
+/// many ratios is low by selection. `NotCompared` entries have no figure and never headline.
 pub fn headline(comparisons: &[Comparison]) -> Option<String> {
     let within = comparisons
         .iter()
         .find(|c| c.against != ComparisonKind::Baseline && c.ratio.is_some());
-    let base = comparisons
+    let candidates: Vec<&Comparison> = comparisons
         .iter()
         .filter(|c| c.against == ComparisonKind::Baseline && c.ratio.is_some())
+        .collect();
+    let base = candidates
+        .iter()
+        .copied()
         .min_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)));
     let c = within.or(base)?;
     let figure = match &c.throughput {
         Some(t) => compare::format_ratio(t),
         None => format!("{:.2}× (no interval)", c.ratio?),
     };
+    let family = match (within, candidates.len()) {
+        (None, n) if n > 1 => format!(", lowest of {n}"),
+        _ => String::new(),
+    };
     Some(format!(
-        "{}/{} {figure} {}",
+        "{}/{} {figure} {}{family}",
         c.candidate, c.reference, c.verdict
     ))
 }

@@ -95,8 +95,69 @@ fn a_failed_reference_leaves_its_candidates_uncompared() {
         r.outcome = Outcome::Failed;
     }
     let c = within_run(&run, &rs);
-    assert_eq!(c.len(), 1);
-    assert_eq!(c[0].coordinates.connections, 100);
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].verdict, ComparisonVerdict::NotCompared);
+    assert_eq!(
+        c[0].reason.as_deref(),
+        Some("not compared: the reference (cell 0 has no measured repeat)")
+    );
+    assert_eq!(c[1].coordinates.connections, 100);
+    assert_eq!(c[1].verdict, ComparisonVerdict::Equivalent);
+}
+
+/// Issue 52: a healthy target against a reference whose every request returned 404 gets no
+/// ratio, no interval and no verdict, but the reason; it never headlines, and the healthy
+/// comparison does.
+#[test]
+fn a_reference_of_all_errors_is_not_compared_and_says_why() {
+    let run = run_yaml("");
+    let mut rs = results();
+    for r in rs.iter_mut().filter(|r| r.cell == 0) {
+        r.errors = Some(ErrorCounts {
+            status4xx: r.requests.unwrap(),
+            ..Default::default()
+        });
+        r.error_rate = Some(1.0);
+    }
+    let c = within_run(&run, &rs);
+    let first = &c[0];
+    assert_eq!(first.verdict, ComparisonVerdict::NotCompared);
+    assert_eq!(
+        (
+            first.ratio,
+            &first.throughput,
+            &first.p99,
+            &first.errors,
+            &first.power
+        ),
+        (None, &None, &None, &None, &None)
+    );
+    assert_eq!(
+        first.reason.as_deref(),
+        Some("not compared: the reference (cell 0 had 100% errors (4xx), above the 1% a comparison allows)")
+    );
+    assert_eq!(
+        headline(&c).as_deref(),
+        Some("spring/express 1.00× [0.98–1.02] Equivalent")
+    );
+    // An SLO error rate sets the threshold: at 100 % allowed the cell is compared.
+    let lax = run_yaml("slo: {errorRate: \"100%\"}");
+    assert!(within_run(&lax, &rs)[0].ratio.is_some());
+    // A generator-bound candidate is not compared either.
+    let mut rs = results();
+    rs[7].warnings.push(benchrun_api::Warning::new(
+        benchrun_api::WarningCode::GeneratorBound,
+        "x",
+    ));
+    let c = within_run(&run, &rs);
+    assert!(
+        c[0].reason
+            .as_deref()
+            .unwrap()
+            .starts_with("not compared: the candidate (cell 2 r1 was generator-bound"),
+        "{:?}",
+        c[0].reason
+    );
 }
 
 #[test]

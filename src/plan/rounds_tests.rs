@@ -81,21 +81,23 @@ fn a_wide_comparison_gets_a_round_after_the_first_repeats_and_stops_at_max_repea
 
 #[test]
 fn a_precise_comparison_ends_the_run_after_the_first_repeats() {
-    let run = validated(SPEC);
-    let m = [
-        (0, 0, 1000.0),
-        (0, 1, 1002.0),
-        (1, 0, 1200.0),
-        (1, 1, 1201.0),
-    ];
+    // The width rule may stop only from MIN_REPEATS_TO_STOP (6) repeats on.
+    let run = validated(
+        &SPEC
+            .replace("repeats: 2", "repeats: 6")
+            .replace("maxRepeats: 4", "maxRepeats: 8"),
+    );
+    let m: Vec<(usize, usize, f64)> = (0..6)
+        .flat_map(|r| [(0, r, 1000.0 + r as f64), (1, r, 1200.0 + r as f64)])
+        .collect();
     let d = plan(&run, &status(&run, &m), &obs(), at(0));
     assert_eq!(d.status.phase, Some(Phase::Succeeded));
-    assert_eq!(d.status.total, Some(4));
+    assert_eq!(d.status.total, Some(12));
     let r = d.status.repeats_until.as_ref().unwrap();
     assert!(r.goal_met && r.rounds.is_empty(), "{r:?}");
     assert!(
         r.message
-            .starts_with("every comparison within ±5% after 2 repeats"),
+            .starts_with("every comparison within ±5% after 6 repeats"),
         "{}",
         r.message
     );

@@ -1,5 +1,6 @@
 //! Which measurements a headline figure may come from: the run's best throughput
-//! (`summary.best*`, the `BEST RPS` column), the capacity fit and comparisons between cells.
+//! (`summary.best*`, the `BEST RPS` column) and the capacity fit. (Comparisons between cells
+//! use the stricter [`benchrun_api::healthy`].)
 //!
 //! Pure: a function of one result and the run's SLOs. A cell whose requests mostly failed
 //! answers fast and cheaply (a 404 costs the server almost nothing), so its "throughput" is a
@@ -70,7 +71,8 @@ impl fmt::Display for Ineligible {
 
 /// Whether a measurement may headline: it was measured, has a throughput, and its error rate
 /// is neither above the SLO's `errorRate` (when the run has one) nor above
-/// [`MAX_HEADLINE_ERROR_RATE`]. Comparisons between cells call this too.
+/// [`MAX_HEADLINE_ERROR_RATE`]. Comparisons between cells use the stricter
+/// [`benchrun_api::healthy`].
 pub fn headline_eligible(r: &CellResult, slo: Option<&SloPlan>) -> Result<(), Ineligible> {
     if r.outcome != Outcome::Measured || r.throughput.is_none() {
         return Err(Ineligible::NoFigures);

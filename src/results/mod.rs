@@ -403,15 +403,53 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
     }
 }
 
-/// `Regressed` from the cells' `Baseline` comparisons: `True` (reason `Worse`) when some cell
-/// is `Slower` than its baseline cell beyond the tolerance, naming the worst; `False` otherwise,
-/// reason `Inconclusive` while some comparison cannot tell, else `NoneWorse`; with the tally of
-/// verdicts (and of cells whose baseline could not be read).
+/// The parts of one comparison `Regressed` weighs, each with its one-sided p-value of "worse
+/// than the reference beyond the tolerance" (see [`benchrun_api::compare`]): throughput, p99
+/// and spread (Welch's t against the margin), errors (Fisher's, on the same scale). A part
+/// without an estimate is not in the family. A part stored by an older operator without a
+/// p-value counts as 0 when its verdict is `Slower`, else 1.
+fn worse_p_values(c: &Comparison) -> Vec<(&'static str, f64)> {
+    let ratio_p = |r: &benchrun_api::compare::RatioEstimate| {
+        r.p_worse
+            .unwrap_or(if r.verdict == ComparisonVerdict::Slower {
+                0.0
+            } else {
+                1.0
+            })
+    };
+    let mut out = Vec::new();
+    if let Some(t) = &c.throughput {
+        out.push(("throughput", ratio_p(t)));
+    }
+    if let Some(p) = &c.p99 {
+        out.push(("p99", ratio_p(p)));
+    }
+    if let Some(s) = &c.spread {
+        out.push(("spread", ratio_p(&s.ratio)));
+    }
+    if let Some(e) = &c.errors {
+        out.push(("errors", benchrun_api::compare::error_p_worse(e)));
+    }
+    out
+}
+
+/// `Regressed` from the cells' `Baseline` comparisons, one question with one error rate:
+/// is any cell worse than its baseline cell beyond the tolerance? The family is every part
+/// (throughput, p99, spread, errors) of every compared cell; Holm's procedure over their
+/// one-sided p-values keeps the chance of a false `True` at most 2.5 % however many cells
+/// ([`benchrun_api::compare::FAMILY_ALPHA`], the one side of a 95 % interval: with a family of
+/// one, `True` exactly when that comparison is `Slower`). `True` (reason `Worse`) naming the
+/// worst, also when a cell's own side is unhealthy where the baseline's is not (a build that
+/// fails is worse whatever the statistics); `False` otherwise, reason `Inconclusive` while
+/// some comparison cannot tell (or is `Slower` alone but not within the family), else
+/// `NoneWorse`; with the tally of per-comparison verdicts (and of cells whose baseline could
+/// not be read).
 fn regressed(
     baseline: &str,
     measured: &[&CellResult],
     comparisons: &[Comparison],
 ) -> (ConditionType, bool, Reason, String) {
+    use benchrun_api::compare::{holm, FAMILY_ALPHA};
     let against: Vec<&Comparison> = comparisons
         .iter()
         .filter(|c| c.against == ComparisonKind::Baseline)
@@ -430,8 +468,13 @@ fn regressed(
         .map(|r| r.cell)
         .collect();
     unmatched.dedup();
-    if !unmatched.is_empty() {
-        tally.insert(Verdict::Unmatched.as_str(), unmatched.len());
+    // Cells whose comparison was not made are counted as NotCompared, not again as Unmatched.
+    let not_compared = against
+        .iter()
+        .filter(|c| c.verdict == ComparisonVerdict::NotCompared)
+        .count();
+    if unmatched.len() > not_compared {
+        tally.insert(Verdict::Unmatched.as_str(), unmatched.len() - not_compared);
     }
     let counts: Vec<String> = tally.iter().map(|(v, k)| format!("{v} ×{k}")).collect();
     let counts = if counts.is_empty() {
@@ -439,41 +482,91 @@ fn regressed(
     } else {
         counts.join(", ")
     };
-    let mut worse: Vec<&&Comparison> = against
+    // The family: every part of every compared cell.
+    let family: Vec<(usize, &str, f64)> = against
         .iter()
-        .filter(|c| c.verdict == ComparisonVerdict::Slower)
+        .enumerate()
+        .flat_map(|(i, c)| {
+            worse_p_values(c)
+                .into_iter()
+                .map(move |(part, p)| (i, part, p))
+        })
         .collect();
+    let p: Vec<f64> = family.iter().map(|f| f.2).collect();
+    let rejected = holm(&p, FAMILY_ALPHA);
+    let k = family.len();
+    let worse_parts = rejected.iter().filter(|r| **r).count();
+    let mut worse_cells: Vec<usize> = family
+        .iter()
+        .zip(&rejected)
+        .filter(|(_, r)| **r)
+        .map(|(f, _)| f.0)
+        .collect();
+    worse_cells.dedup();
+    let family_note = format!(
+        "{worse_parts} of {k} comparisons (throughput, p99, spread and errors of {} cells) worse beyond the tolerance at a family-wise {} (Holm, one-sided)",
+        against.len() - not_compared,
+        benchrun_api::units::format_percent(FAMILY_ALPHA)
+    );
+    let mut worse: Vec<&Comparison> = worse_cells.iter().map(|&i| against[i]).collect();
     worse.sort_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)));
-    let named: Vec<String> = worse.iter().map(|c| describe_comparison(c)).collect();
-    let inconclusive = tally.contains_key(ComparisonVerdict::Inconclusive.as_str());
+    let mut named: Vec<String> = worse.iter().map(|c| describe_comparison(c)).collect();
+    // A cell of this run that is unhealthy where the baseline's is healthy: worse, no test.
+    let broken: Vec<String> = against
+        .iter()
+        .filter(|c| c.verdict == ComparisonVerdict::NotCompared)
+        .filter_map(|c| {
+            let why = c.reason.as_deref()?;
+            (why.contains("the candidate") && !why.contains("the reference"))
+                .then(|| format!("{}/{}: {why}", c.coordinates.target, c.coordinates.scenario))
+        })
+        .collect();
+    named.extend(broken);
+    let alone = tally
+        .get(ComparisonVerdict::Slower.as_str())
+        .copied()
+        .unwrap_or(0);
+    let inconclusive = tally.contains_key(ComparisonVerdict::Inconclusive.as_str()) || alone > 0;
     if !named.is_empty() {
         (
             ConditionType::Regressed,
             true,
             Reason::Worse,
-            format!("against {baseline}: {counts}; worst: {}", first(&named, 3)),
+            format!(
+                "against {baseline}: {counts}; {family_note}; worst: {}",
+                first(&named, 3)
+            ),
         )
     } else if inconclusive {
         let need = against
             .iter()
-            .filter(|c| c.verdict == ComparisonVerdict::Inconclusive)
-            .filter_map(|c| c.power.as_ref().map(|p| p.repeats_needed))
+            .filter(|c| {
+                matches!(
+                    c.verdict,
+                    ComparisonVerdict::Inconclusive | ComparisonVerdict::Slower
+                )
+            })
+            .filter_map(|c| c.power.as_ref())
+            .filter(|p| p.within_cap != Some(false))
+            .map(|p| p.repeats_needed)
             .max();
         let more = need.map_or(String::new(), |n| {
-            format!("; about {n} repeats a side would tell a change of the tolerance")
+            format!(
+                "; about {n} repeats a side would give the verdict the observed ratios point to"
+            )
         });
         (
             ConditionType::Regressed,
             false,
             Reason::Inconclusive,
-            format!("against {baseline}: {counts}{more}"),
+            format!("against {baseline}: {counts}; {family_note}{more}"),
         )
     } else {
         (
             ConditionType::Regressed,
             false,
             Reason::NoneWorse,
-            format!("against {baseline}: {counts}"),
+            format!("against {baseline}: {counts}; {family_note}"),
         )
     }
 }

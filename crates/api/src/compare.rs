@@ -33,6 +33,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use statrs::function::factorial::ln_binomial;
+use statrs::function::gamma::ln_gamma;
 
 pub use crate::vocab::ComparisonVerdict;
 
@@ -69,6 +70,12 @@ pub struct RatioEstimate {
     pub high: f64,
     /// `Faster`, `Slower`, `Equivalent` or `Inconclusive` (see `docs/metrics.md`).
     pub verdict: ComparisonVerdict,
+    /// One-sided p-value of this comparison alone that the candidate is worse than the
+    /// reference by more than the tolerance (Welch's t of the log ratio against the margin):
+    /// below 0.025 exactly when `verdict` is `Slower`. Summaries over many comparisons
+    /// (`Regressed`) adjust these for the family (Holm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_worse: Option<f64>,
 }
 
 /// Candidate against reference on the spread of the per-second throughput inside the windows:
@@ -103,17 +110,30 @@ pub struct ErrorRateEstimate {
     pub verdict: ComparisonVerdict,
 }
 
-/// How likely the repeats were to see a change as large as the tolerance, and how many would
-/// make that likely.
+/// How likely the repeats were to give the verdict the observed ratio points to, and how many
+/// would make that likely (see [`power`]).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PowerEstimate {
-    /// The chance that a true change of exactly the tolerance would have given a 95 % interval
-    /// excluding 1.0, at the spread observed and the repeats used (0–1).
+    /// The chance (0–1), with the repeats used and taking the observed throughput ratio and
+    /// each side's observed spread as true, of the verdict that ratio calls for: `Faster` or
+    /// `Slower` (the whole 95 % interval beyond the tolerance) when it lies beyond the
+    /// tolerance, `Equivalent` (the whole 90 % interval inside it) when it lies inside.
     pub power: f64,
-    /// Repeats per side for 80 % power at the spread observed (at most 1000; 1000 means
-    /// "at least that many").
+    /// The fewest repeats a side that would give that verdict with 80 % chance (at most
+    /// 1000; 1000 with `withinCap: false` means not even 1000 would: a ratio at the tolerance
+    /// itself cannot be told from it).
     pub repeats_needed: u32,
+    /// The verdict `power` is the chance of (absent in statuses of older operators, whose
+    /// power was the chance of an interval excluding 1.0 at a change of the tolerance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<ComparisonVerdict>,
+    /// The true throughput ratio assumed: the observed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumed_ratio: Option<f64>,
+    /// `false` when no number of repeats up to 1000 reaches 80 %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_cap: Option<bool>,
 }
 
 /// The logs of the positive, finite values: the values a ratio can be taken of.
@@ -211,6 +231,7 @@ pub fn compare_repeats(
         low: low.exp(),
         high: high.exp(),
         verdict,
+        p_worse: Some(p_worse(&diff, margin, higher_is_better)),
     })
 }
 
@@ -318,32 +339,321 @@ fn fisher_two_sided([a, b, c, d]: [u64; 4]) -> f64 {
     p.clamp(0.0, 1.0)
 }
 
-/// The power to detect a change of `tolerance` from the spread of the per-repeat values: the
-/// chance that a true ratio of `1 + tolerance` would give a 95 % interval excluding 1.0 with the
-/// repeats used, and the repeats per side that would make that chance [`TARGET_POWER`] (the
-/// spread of both sides taken as observed). `None` with fewer than 2 values on a side.
-pub fn power(candidate: &[f64], reference: &[f64], tolerance: f64) -> Option<PowerEstimate> {
-    let diff = LogDifference::of(candidate, reference)?;
-    let effect = tolerance.max(0.0).ln_1p();
-    let at = |se: f64, df: f64| {
-        if se == 0.0 {
-            return 1.0;
+/// Which verdict a power figure is the chance of, on the log scale of candidate over
+/// reference: the 95 % interval wholly above the margin (`Above`: `Faster` for throughput,
+/// `Slower` for latency), wholly below it (`Below`), or the 90 % interval wholly inside it
+/// (`Within`: `Equivalent`, the two one-sided tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aim {
+    /// Low end of the 95 % interval above `ln(1 + τ)`.
+    Above,
+    /// High end of the 95 % interval below `−ln(1 + τ)`.
+    Below,
+    /// The 90 % interval inside `[−ln(1 + τ), ln(1 + τ)]`.
+    Within,
+}
+
+impl Aim {
+    /// The verdict that this outcome is for a figure where higher is better (throughput) or
+    /// lower is (latency, spread).
+    pub fn verdict(self, higher_is_better: bool) -> ComparisonVerdict {
+        match (self, higher_is_better) {
+            (Aim::Within, _) => ComparisonVerdict::Equivalent,
+            (Aim::Above, true) | (Aim::Below, false) => ComparisonVerdict::Faster,
+            (Aim::Above, false) | (Aim::Below, true) => ComparisonVerdict::Slower,
         }
-        let t = StudentsT::new(0.0, 1.0, df.max(1e-9)).expect("df > 0");
-        let crit = t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
-        // The shifted central t: the usual approximation of the noncentral one.
-        t.sf(crit - effect / se) + t.cdf(-crit - effect / se)
+    }
+
+    /// The verdict a true log-ratio `delta` calls for at the log-margin `margin`: beyond it on
+    /// either side, or within it.
+    pub fn of(delta: f64, margin: f64) -> Aim {
+        if delta > margin {
+            Aim::Above
+        } else if delta < -margin {
+            Aim::Below
+        } else {
+            Aim::Within
+        }
+    }
+}
+
+/// A design the chance of a verdict is computed for: the standard deviations of the logs of
+/// each side's per-repeat values (taken as true) and the repeats of each side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Design {
+    /// Standard deviation of the logs of the candidate's per-repeat values.
+    pub sd_candidate: f64,
+    /// The same for the reference.
+    pub sd_reference: f64,
+    /// Repeats of the candidate (at least 2).
+    pub n_candidate: f64,
+    /// Repeats of the reference (at least 2).
+    pub n_reference: f64,
+}
+
+impl Design {
+    /// The same spreads with `n` repeats a side.
+    pub fn with_repeats(self, n: u32) -> Design {
+        Design {
+            n_candidate: f64::from(n),
+            n_reference: f64::from(n),
+            ..self
+        }
+    }
+
+    /// The true standard error of the difference of the log means and the Welch–
+    /// Satterthwaite degrees of freedom of its estimate.
+    fn se_df(&self) -> (f64, f64) {
+        let ac = self.sd_candidate.powi(2) / self.n_candidate;
+        let ar = self.sd_reference.powi(2) / self.n_reference;
+        let denom = ac * ac / (self.n_candidate - 1.0) + ar * ar / (self.n_reference - 1.0);
+        let df = if denom > 0.0 {
+            (ac + ar).powi(2) / denom
+        } else {
+            self.n_candidate + self.n_reference - 2.0
+        };
+        ((ac + ar).sqrt(), df)
+    }
+}
+
+/// The standard normal distribution function.
+fn phi(x: f64) -> f64 {
+    0.5 * statrs::function::erf::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// `t(0.975, ν)` and `t(0.95, ν)` on a grid of `ln ν` from `ln 1` to `ln 5000`, computed
+/// once: [`verdict_chance`] needs them at thousands of Welch degrees of freedom, and the
+/// quantile of statrs is an iterative inversion. Interpolated linearly in `ln ν`, within
+/// 10⁻⁴ of the exact quantile.
+fn t_table() -> &'static [(f64, f64)] {
+    static TABLE: std::sync::OnceLock<Vec<(f64, f64)>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=T_GRID)
+            .map(|i| {
+                let df = (T_MAX_DF.ln() * i as f64 / T_GRID as f64).exp();
+                (
+                    t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, df),
+                    t_quantile(1.0 - (1.0 - EQUIVALENCE_CONFIDENCE) / 2.0, df),
+                )
+            })
+            .collect()
+    })
+}
+const T_GRID: usize = 2000;
+const T_MAX_DF: f64 = 5000.0;
+
+/// `(t(0.975, ν), t(0.95, ν))` from [`t_table`] (ν at least 1; beyond the table its last entry,
+/// within 10⁻³ of the normal quantiles).
+fn t_pair(df: f64) -> (f64, f64) {
+    let table = t_table();
+    let x = df.clamp(1.0, T_MAX_DF).ln() / T_MAX_DF.ln() * T_GRID as f64;
+    let i = (x.floor() as usize).min(T_GRID - 1);
+    let f = x - i as f64;
+    let (a, b) = (table[i], table[i + 1]);
+    (a.0 + f * (b.0 - a.0), a.1 + f * (b.1 - a.1))
+}
+
+/// Simpson's nodes and weights for the chi distribution on `k` degrees of freedom (`√` of a
+/// chi-squared variate): `n` intervals over its mean ± 8 (its standard deviation is below
+/// 0.71), weights times the density, summing to about 1.
+fn chi_nodes(k: f64, n: usize) -> Vec<(f64, f64)> {
+    let ln_norm = (k / 2.0 - 1.0) * std::f64::consts::LN_2 + ln_gamma(k / 2.0);
+    let density = |w: f64| -> f64 {
+        if w <= 0.0 {
+            return if k == 1.0 { (-ln_norm).exp() } else { 0.0 };
+        }
+        ((k - 1.0) * w.ln() - w * w / 2.0 - ln_norm).exp()
     };
-    let power = at(diff.se, diff.df);
+    let (from, to) = ((k.sqrt() - 8.0).max(0.0), k.sqrt() + 8.0);
+    let h = (to - from) / n as f64;
+    (0..=n)
+        .map(|i| {
+            let w = from + h * i as f64;
+            let simpson = match i {
+                0 => 1.0,
+                i if i == n => 1.0,
+                i if i % 2 == 1 => 4.0,
+                _ => 2.0,
+            };
+            (w, simpson * h / 3.0 * density(w))
+        })
+        .filter(|(_, weight)| *weight > 0.0)
+        .collect()
+}
+
+/// The chance that an experiment of `design` gives the outcome `aim` at the tolerance
+/// `tolerance` when the true log-ratio (candidate over reference) is `delta` and the logs are
+/// normal with the design's standard deviations.
+///
+/// Exact up to quadrature: the estimated log difference is normal around `delta` with the true
+/// standard error `σ` and independent of the two sample variances, each `σ_side²·χ²_k / k`
+/// with `k` its repeats less one. Given the variances, the interval's standard error and its
+/// Welch degrees of freedom (hence its t quantile) are fixed, and the chance is a difference of
+/// normal distribution functions; it is integrated over both chi variates by Simpson's rule
+/// (60 intervals each). With 20 or more repeats a side the Welch degrees of freedom hardly
+/// vary and one chi variate on the Welch–Satterthwaite `ν` stands for both (600 intervals).
+/// Deterministic; within about 0.01 of simulation (unit tests).
+pub fn verdict_chance(aim: Aim, delta: f64, design: Design, tolerance: f64) -> f64 {
+    let margin = tolerance.max(0.0).ln_1p();
+    let (sigma, df) = design.se_df();
+    // The chance given the interval's standard error and its t quantiles.
+    let given = |se: f64, (t95, t90): (f64, f64)| -> f64 {
+        if sigma == 0.0 {
+            let inside = match aim {
+                Aim::Above => delta > margin,
+                Aim::Below => delta < -margin,
+                Aim::Within => delta.abs() <= margin,
+            };
+            return f64::from(u8::from(inside));
+        }
+        let u = se / sigma;
+        match aim {
+            Aim::Above => phi((delta - margin) / sigma - t95 * u),
+            Aim::Below => phi((-margin - delta) / sigma - t95 * u),
+            Aim::Within => (phi((margin - delta) / sigma - t90 * u)
+                - phi((-margin - delta) / sigma + t90 * u))
+            .max(0.0),
+        }
+    };
+    if sigma == 0.0 {
+        return given(0.0, (0.0, 0.0));
+    }
+    let (kc, kr) = (design.n_candidate - 1.0, design.n_reference - 1.0);
+    let total = if kc.min(kr) >= 19.0 {
+        chi_nodes(df, 600)
+            .into_iter()
+            .map(|(w, weight)| weight * given(sigma * w / df.sqrt(), t_pair(df)))
+            .sum::<f64>()
+    } else {
+        let (ac, ar) = (
+            design.sd_candidate.powi(2) / design.n_candidate,
+            design.sd_reference.powi(2) / design.n_reference,
+        );
+        let (nodes_c, nodes_r) = (chi_nodes(kc, 60), chi_nodes(kr, 60));
+        let mut sum = 0.0;
+        for &(wc, weight_c) in &nodes_c {
+            // This side's share of se² given its variance estimate.
+            let vc = ac * wc * wc / kc;
+            for &(wr, weight_r) in &nodes_r {
+                let vr = ar * wr * wr / kr;
+                let denom = vc * vc / kc + vr * vr / kr;
+                let welch = if denom > 0.0 {
+                    (vc + vr).powi(2) / denom
+                } else {
+                    kc + kr
+                };
+                sum += weight_c * weight_r * given((vc + vr).sqrt(), t_pair(welch));
+            }
+        }
+        sum
+    };
+    total.clamp(0.0, 1.0)
+}
+
+/// The fewest repeats a side at which an experiment with the spreads of `design` gives the
+/// outcome `aim` with at least [`TARGET_POWER`] chance when the true log-ratio is `delta`;
+/// `None` when even [`MAX_REPEATS_NEEDED`] do not (a true ratio at the margin itself, or
+/// `Within` for a ratio beyond it). The chance grows with the repeats, so a bisection finds it.
+pub fn repeats_needed(aim: Aim, delta: f64, design: Design, tolerance: f64) -> Option<u32> {
+    let chance = |n: u32| verdict_chance(aim, delta, design.with_repeats(n), tolerance);
+    if chance(MAX_REPEATS_NEEDED) < TARGET_POWER {
+        return None;
+    }
+    if chance(2) >= TARGET_POWER {
+        return Some(2);
+    }
+    let (mut lo, mut hi) = (2, MAX_REPEATS_NEEDED);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if chance(mid) >= TARGET_POWER {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// The power of a throughput comparison for the verdict it points to: taking the observed
+/// ratio and the observed spread of each side as true, the chance that an experiment with the
+/// repeats used gives the verdict that ratio calls for (`Faster`/`Slower` when it lies beyond
+/// the margin `[1/(1+τ), 1+τ]`: the whole 95 % interval beyond it; `Equivalent` when it lies
+/// inside: the whole 90 % interval inside), and the repeats a side that would make that chance
+/// [`TARGET_POWER`] ([`repeats_needed`]). `None` with fewer than 2 values on a side.
+pub fn power(candidate: &[f64], reference: &[f64], tolerance: f64) -> Option<PowerEstimate> {
     let (c, r) = (logs(candidate), logs(reference));
-    let spread = mean_var(&c).1 + mean_var(&r).1;
-    let repeats_needed = (2..=MAX_REPEATS_NEEDED)
-        .find(|&n| at((spread / f64::from(n)).sqrt(), f64::from(2 * n - 2)) >= TARGET_POWER)
-        .unwrap_or(MAX_REPEATS_NEEDED);
+    let diff = LogDifference::of(candidate, reference)?;
+    let design = Design {
+        sd_candidate: mean_var(&c).1.sqrt(),
+        sd_reference: mean_var(&r).1.sqrt(),
+        n_candidate: c.len() as f64,
+        n_reference: r.len() as f64,
+    };
+    let aim = Aim::of(diff.d, tolerance.max(0.0).ln_1p());
+    let power = verdict_chance(aim, diff.d, design, tolerance);
+    let needed = repeats_needed(aim, diff.d, design, tolerance);
     Some(PowerEstimate {
         power,
-        repeats_needed,
+        repeats_needed: needed.unwrap_or(MAX_REPEATS_NEEDED),
+        verdict: Some(aim.verdict(true)),
+        assumed_ratio: Some(diff.d.exp()),
+        within_cap: Some(needed.is_some()),
     })
+}
+
+/// One-sided p-value that the candidate is worse than the reference by more than the
+/// tolerance: Welch's t of the log difference against the margin `ln(1 + τ)` on the worse
+/// side (`H₀`: the true ratio is at most that far on the worse side). It is below 2.5 %
+/// exactly when the 95 % interval lies wholly beyond the margin on the worse side, that is
+/// when the verdict is `Slower`: the per-comparison test behind the verdict, and what
+/// [`holm`] adjusts for a family of comparisons.
+fn p_worse(diff: &LogDifference, margin: f64, higher_is_better: bool) -> f64 {
+    // How far the estimate is past the margin in the worse direction, in standard errors.
+    let past = if higher_is_better {
+        -margin - diff.d
+    } else {
+        diff.d - margin
+    };
+    if diff.se == 0.0 {
+        return if past > 0.0 { 0.0 } else { 1.0 };
+    }
+    let t = StudentsT::new(0.0, 1.0, diff.df.max(1e-9)).expect("df > 0");
+    t.sf(past / diff.se).clamp(0.0, 1.0)
+}
+
+/// One-sided level of each comparison's "worse beyond the tolerance" test and the family-wise
+/// level [`holm`] keeps over a family of them: the 95 % interval's one side, so that a family
+/// of one comparison is worse exactly when its verdict is `Slower`.
+pub const FAMILY_ALPHA: f64 = (1.0 - CONFIDENCE) / 2.0;
+
+/// The p-value of an error-rate comparison on the scale of [`FAMILY_ALPHA`]: Fisher's
+/// two-sided p-value times `FAMILY_ALPHA / ERROR_ALPHA` when the candidate has more errors by
+/// at least [`MIN_ERROR_RATE_DIFFERENCE`], else 1. Below `FAMILY_ALPHA` exactly when the
+/// comparison's verdict is `Slower`.
+pub fn error_p_worse(e: &ErrorRateEstimate) -> f64 {
+    if e.candidate_rate - e.reference_rate >= MIN_ERROR_RATE_DIFFERENCE {
+        (e.p_value * FAMILY_ALPHA / ERROR_ALPHA).min(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Holm's step-down procedure: which of the hypotheses with p-values `p` are rejected with a
+/// family-wise error rate of at most `alpha`, whatever their dependence. The smallest p-value
+/// is held to `alpha / k`, the next to `alpha / (k − 1)`, … until one is not below its bound.
+pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let k = p.len();
+    let mut rejected = vec![false; k];
+    for (rank, &i) in order.iter().enumerate() {
+        if p[i] <= alpha / (k - rank) as f64 {
+            rejected[i] = true;
+        } else {
+            break;
+        }
+    }
+    rejected
 }
 
 /// The verdict of a comparison over its parts: `Slower` when any part is worse beyond its

@@ -771,10 +771,12 @@ pub struct Comparison {
     pub tolerance: f64,
     /// `Slower` when throughput, p99, errors or spread is worse beyond its tolerance, `Faster`
     /// when some is better and none worse, `Equivalent` when the throughput is equivalent and
-    /// nothing better or worse, `Inconclusive` otherwise.
+    /// nothing better or worse, `Inconclusive` otherwise; `NotCompared` when a side failed,
+    /// was OOM-killed, generator-bound or had errors above the threshold (no figures, `reason`
+    /// says why). Per comparison: summaries over many (`Regressed`) adjust for the family.
     pub verdict: ComparisonVerdict,
-    /// Candidate over reference throughput as the plain ratio of their mean throughputs, also
-    /// with a single repeat (where there is no interval).
+    /// Candidate over reference throughput as the ratio of their geometric means (the
+    /// interval's point estimate), also with a single repeat (where there is no interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<f64>,
     /// Throughput ratio with its 95 % interval over the repeats (higher is better); absent
@@ -790,8 +792,9 @@ pub struct Comparison {
     /// Error rates compared with Fisher's exact test (all repeats' requests together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorRateEstimate>,
-    /// The power to detect a throughput change of the tolerance at the spread observed, and
-    /// the repeats a side for 80 %.
+    /// The chance of the throughput verdict the observed ratio points to (beyond the tolerance:
+    /// `Faster`/`Slower`; inside: `Equivalent`) at the spread observed and the repeats used,
+    /// and the repeats a side for 80 %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerEstimate>,
     /// The precision of the throughput interval as a fraction: `p` such that the interval is
@@ -802,7 +805,8 @@ pub struct Comparison {
     /// `repeatsUntil`; `false` without an interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_met: Option<bool>,
-    /// Why a figure is missing (too few repeats, a reference that failed), when one is.
+    /// Why a figure is missing (too few repeats), or why the cells were not compared
+    /// (`not compared: the reference (cell 3 had 100% errors (4xx), …)`), when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

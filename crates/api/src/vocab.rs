@@ -217,6 +217,10 @@ vocabulary! {
         /// The interval straddles a bound of the tolerance, or there are too few repeats for
         /// one: more repeats (or less noise) are needed to tell.
         Inconclusive = "Inconclusive",
+        /// The cells were not compared: one side failed, was OOM-killed, was generator-bound
+        /// or had errors above the comparison threshold; `reason` says which (no ratio, no
+        /// interval).
+        NotCompared = "NotCompared",
     }
 }
 

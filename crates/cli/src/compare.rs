@@ -2,7 +2,9 @@
 //! runs, with the ratio to the first run and, from two repeats a side, the 95 % interval of the
 //! throughput ratio over the repeats and its verdict at 5 % ([`crate::intervals::across_runs`]).
 //!
-//! Pure. Repeats of a cell are averaged; failed measurements are left out.
+//! Pure. Repeats of a cell are averaged; failed measurements are left out. A cell that failed
+//! every repeat, was OOM-killed, generator-bound or had more than 1 % errors in a repeat is
+//! not compared: its ratios are `-` and the interval column says why.
 
 use benchrun_api::{CellResult, Coordinates};
 
@@ -75,7 +77,13 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
             c.rate.map_or_else(|| NONE.into(), |v| v.to_string()),
         ];
         let base = figures.first().copied().flatten();
+        let healthy: Vec<bool> = runs
+            .iter()
+            .map(|rs| num::not_comparable(rs, &coords).is_none())
+            .collect();
         for (i, f) in figures.iter().enumerate() {
+            // No ratio to or from an unhealthy cell (the interval column says why).
+            let compared = healthy[0] && healthy[i];
             let rps = f.map_or_else(|| NONE.into(), |f| num::rps(f.throughput));
             let p99 = f.map_or_else(|| NONE.into(), |f| num::ms(f.p99_ms));
             let per_core = f
@@ -85,7 +93,7 @@ pub fn compare_table(names: &[&str], runs: &[&[CellResult]]) -> Table {
                 f.and_then(|f| pick(&f)),
                 base.and_then(|b| pick(&b)),
             ) {
-                (Some(v), Some(b)) => ratio(v, b),
+                (Some(v), Some(b)) if compared => ratio(v, b),
                 _ => NONE.into(),
             };
             row.push(rps);
@@ -124,17 +132,18 @@ mod tests {
         again.repeat = 1;
         again.throughput = Some(5000.0);
         after.push(again);
+        // Cell 1 of the fixtures is generator-bound and cell 3 failed: not compared (issue 52).
         let t = compare_table(&["before", "after"], &[&before, &after]);
         let mut out = Vec::new();
         t.write_text(&mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "\
-TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  95% CI OVER REPEATS  after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
-express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x  -                            1.55   0.50x              6474   1.50x
-express  hello     1    1Gi     1    100     -          5400           41.0               5684         5200   0.96x  -                            41.0   1.00x              5684   1.00x
-spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -  -                               -       -                 -       -
-spring   hello     1    1Gi     1    100     -             -              -                  -            -       -  -                               -       -                 -       -
+TARGET   SCENARIO  CPU  MEM  REPL  CONNS  RATE  before REQ/S  before P99 MS  before REQ/S/CORE  after REQ/S  VS 1ST  95% CI OVER REPEATS                                                                                          after P99 MS  VS 1ST  after REQ/S/CORE  VS 1ST
+express  hello     1    1Gi     1     10     -          4100           3.10               4316         8200   2.00x  -                                                                                                                    1.55   0.50x              6474   1.50x
+express  hello     1    1Gi     1    100     -          5400           41.0               5684         5200       -  not compared: the first run's cell 1 was generator-bound (the load generator, not the target, set the rate)          41.0       -              5684       -
+spring   hello     1    1Gi     1     10     -          2950           9.80               4758            -       -  -                                                                                                                       -       -                 -       -
+spring   hello     1    1Gi     1    100     -             -              -                  -            -       -  not compared: the first run's cell 3 has no measured repeat                                                             -       -                 -       -
 "
         );
     }

@@ -316,12 +316,14 @@ pub fn compared() -> BenchmarkRunStatus {
             low: 1.12,
             high: 1.30,
             verdict: ComparisonVerdict::Faster,
+            p_worse: None,
         }),
         p99: Some(RatioEstimate {
             ratio: 0.9,
             low: 0.7,
             high: 1.15,
             verdict: ComparisonVerdict::Inconclusive,
+            p_worse: None,
         }),
         spread: None,
         errors: Some(ErrorRateEstimate {
@@ -333,6 +335,9 @@ pub fn compared() -> BenchmarkRunStatus {
         power: Some(PowerEstimate {
             power: 0.94,
             repeats_needed: 3,
+            verdict: None,
+            assumed_ratio: None,
+            within_cap: None,
         }),
         precision: Some(0.0774),
         precision_met: None,

@@ -127,8 +127,16 @@ pub fn reason_lines(comparisons: &[Comparison]) -> Vec<String> {
 
 /// Throughput of run `other` against run `first` at these coordinates over their measured
 /// repeats, with the 95 % interval and the verdict at 5 %: the `compare` command's interval
-/// column. `-` with fewer than 2 repeats on a side.
+/// column. `-` with fewer than 2 repeats on a side; `not compared: …` with the reason when a
+/// side is unhealthy ([`num::not_comparable`]).
 pub fn across_runs(first: &[CellResult], other: &[CellResult], at: &Coordinates) -> String {
+    // A side that failed, was OOM-killed, generator-bound or mostly errors is not compared.
+    if let Some(why) = num::not_comparable(first, at) {
+        return format!("not compared: the first run's {why}");
+    }
+    if let Some(why) = num::not_comparable(other, at) {
+        return format!("not compared: {why}");
+    }
     let tp = |rs: &[CellResult]| -> Vec<f64> {
         num::measured_repeats(rs, at)
             .iter()

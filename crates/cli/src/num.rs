@@ -125,6 +125,20 @@ pub fn measured_repeats<'a>(
         .collect()
 }
 
+/// Why the cell at `coords` in `results` may not be compared with another run's
+/// ([`benchrun_api::healthy`]: a repeat failed every time, was OOM-killed, generator-bound or
+/// had more than 1 % errors); `None` when it may, or when the run has no such cell.
+pub fn not_comparable(results: &[CellResult], coords: &Coordinates) -> Option<String> {
+    let repeats: Vec<&CellResult> = results
+        .iter()
+        .filter(|r| r.coordinates == *coords)
+        .collect();
+    if repeats.is_empty() {
+        return None;
+    }
+    benchrun_api::healthy::side_unhealthy(&repeats, benchrun_api::healthy::DEFAULT_MAX_ERROR_RATE)
+}
+
 /// Mean throughput and p99 over the measured repeats of one cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Figures {

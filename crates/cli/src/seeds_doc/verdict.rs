@@ -57,9 +57,9 @@ impl Verdict {
 
 /// The claimed direction against our estimate.
 pub fn judge(expect: Expect, estimate: &RatioEstimate) -> Verdict {
-    use ComparisonVerdict::{Equivalent, Faster, Inconclusive, Slower};
+    use ComparisonVerdict::{Equivalent, Faster, Inconclusive, NotCompared, Slower};
     match (expect, estimate.verdict) {
-        (_, Inconclusive) => Verdict::NotReproduced,
+        (_, Inconclusive | NotCompared) => Verdict::NotReproduced,
         (Expect::Better, Faster) | (Expect::Worse, Slower) => Verdict::Reproduced,
         (Expect::Better, Slower) | (Expect::Worse, Faster) => Verdict::Contradicted,
         (Expect::Better | Expect::Worse, Equivalent) => Verdict::NotReproduced,
@@ -173,6 +173,7 @@ mod tests {
             low: 0.9,
             high: 1.1,
             verdict,
+            p_worse: None,
         }
     }
 
