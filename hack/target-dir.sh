@@ -33,8 +33,8 @@ if [ "$last" != "$repo" ]; then
   if [ -n "$last" ] && command -v cargo >/dev/null; then
     echo "target-dir: $dir was last built by $last; cleaning its workspace crates for $repo" >&2
     packages=$(cd "$repo" && CARGO_TARGET_DIR=$dir cargo metadata --format-version 1 --no-deps |
-      python3 -c 'import json, sys; print(" ".join("-p " + p["name"] for p in json.load(sys.stdin)["packages"]))')
-    for profile in dev release dist; do
+      python3 -c 'import json, sys; print(" ".join("-p " + p["name"] for p in json.load(sys.stdin)["packages"]))') || packages=""
+    [ -n "$packages" ] && for profile in dev release dist; do
       # shellcheck disable=SC2086 # one word per -p flag
       (cd "$repo" && CARGO_TARGET_DIR=$dir cargo clean -q --profile "$profile" $packages) >&2 || true
     done

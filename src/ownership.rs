@@ -185,21 +185,25 @@ mod tests {
         )]));
         assert_eq!(owner_of(&m), "it belongs to the Helm release team-db");
         assert_eq!(owner_of(&ObjectMeta::default()), "it records no owner");
-        let mut helm = ObjectMeta::default();
-        helm.managed_fields = Some(vec![ManagedFieldsEntry {
-            manager: Some("helm".into()),
-            ..ManagedFieldsEntry::default()
-        }]);
+        let helm = ObjectMeta {
+            managed_fields: Some(vec![ManagedFieldsEntry {
+                manager: Some("helm".into()),
+                ..ManagedFieldsEntry::default()
+            }]),
+            ..ObjectMeta::default()
+        };
         assert_eq!(owner_of(&helm), "it was created by Helm (helm)");
-        let mut other = ObjectMeta::default();
-        other.managed_fields = Some(
-            ["kubelet", "argocd-controller"]
-                .map(|m| ManagedFieldsEntry {
-                    manager: Some(m.into()),
-                    ..ManagedFieldsEntry::default()
-                })
-                .to_vec(),
-        );
+        let other = ObjectMeta {
+            managed_fields: Some(
+                ["kubelet", "argocd-controller"]
+                    .map(|m| ManagedFieldsEntry {
+                        manager: Some(m.into()),
+                        ..ManagedFieldsEntry::default()
+                    })
+                    .to_vec(),
+            ),
+            ..ObjectMeta::default()
+        };
         assert_eq!(owner_of(&other), "it was created by argocd-controller");
     }
 

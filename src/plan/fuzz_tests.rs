@@ -32,7 +32,10 @@ use status_inputs::{index, index32, status, timestamp, usage};
 fn the_property_tests_run_with_overflow_checks() {
     let max = std::hint::black_box(u32::MAX);
     let sum = std::panic::catch_unwind(|| max + std::hint::black_box(1));
-    assert!(sum.is_err(), "u32::MAX + 1 wrapped: overflow checks are off");
+    assert!(
+        sum.is_err(),
+        "u32::MAX + 1 wrapped: overflow checks are off"
+    );
 }
 
 /// Checks that every action of `d` can be carried out: its cell and repeat are in range, and

@@ -16,15 +16,22 @@ fn with_foreign_kubeconfig(program: &str, args: &[&str], opt_in: Option<&str>) -
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(repo_root())
-        .env("KUBECONFIG", "/nonexistent/someone-elses-cluster/kubeconfig")
-        .env("CARGO_TARGET_DIR", std::env::temp_dir().join("benchrun-guard-test-target"))
+        .env(
+            "KUBECONFIG",
+            "/nonexistent/someone-elses-cluster/kubeconfig",
+        )
+        .env(
+            "CARGO_TARGET_DIR",
+            std::env::temp_dir().join("benchrun-guard-test-target"),
+        )
         .env_remove("BENCHRUN_TEST_FOREIGN_CLUSTER")
         .env_remove("MAKEFLAGS")
         .env_remove("MAKELEVEL");
     if let Some(value) = opt_in {
         cmd.env("BENCHRUN_TEST_FOREIGN_CLUSTER", value);
     }
-    cmd.output().unwrap_or_else(|e| panic!("failed to run {program}: {e}"))
+    cmd.output()
+        .unwrap_or_else(|e| panic!("failed to run {program}: {e}"))
 }
 
 fn text(out: &Output) -> String {
@@ -42,7 +49,10 @@ fn make_test_refuses_a_foreign_kubeconfig_before_any_suite() {
     let all = text(&out);
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(all.contains("refusing to run make test"), "{all}");
-    assert!(all.contains("BENCHRUN_TEST_FOREIGN_CLUSTER=yes"), "names the opt-in: {all}");
+    assert!(
+        all.contains("BENCHRUN_TEST_FOREIGN_CLUSTER=yes"),
+        "names the opt-in: {all}"
+    );
     assert!(!all.contains("===="), "no suite may start: {all}");
 }
 
@@ -52,9 +62,18 @@ fn the_cluster_suites_refuse_a_foreign_kubeconfig_before_installing() {
         let out = with_foreign_kubeconfig("make", &["--no-print-directory", target], None);
         let all = text(&out);
         assert!(!out.status.success(), "make {target}: {all}");
-        assert!(all.contains("cluster-guard: refusing"), "make {target}: {all}");
-        assert!(!all.contains("install:"), "make {target} must not install: {all}");
-        assert!(!all.contains("Compiling"), "make {target} must not build: {all}");
+        assert!(
+            all.contains("cluster-guard: refusing"),
+            "make {target}: {all}"
+        );
+        assert!(
+            !all.contains("install:"),
+            "make {target} must not install: {all}"
+        );
+        assert!(
+            !all.contains("Compiling"),
+            "make {target} must not build: {all}"
+        );
     }
 }
 

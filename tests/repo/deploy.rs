@@ -282,7 +282,9 @@ fn namespaced_overlay_renders_only_objects_of_its_namespace() {
         .args(["kustomize", "deploy/namespaced"])
         .current_dir(root)
         .output()
-        .unwrap_or_else(|e| panic!("kubectl not runnable ({e}): eval \"$(hack/cluster.sh env)\" first"));
+        .unwrap_or_else(|e| {
+            panic!("kubectl not runnable ({e}): eval \"$(hack/cluster.sh env)\" first")
+        });
     assert!(
         out.status.success(),
         "kubectl kustomize: {}",

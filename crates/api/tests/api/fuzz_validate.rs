@@ -23,7 +23,10 @@ use proptest::prelude::*;
 fn the_property_tests_run_with_overflow_checks() {
     let max = std::hint::black_box(u32::MAX);
     let sum = std::panic::catch_unwind(|| max + std::hint::black_box(1));
-    assert!(sum.is_err(), "u32::MAX + 1 wrapped: overflow checks are off");
+    assert!(
+        sum.is_err(),
+        "u32::MAX + 1 wrapped: overflow checks are off"
+    );
 }
 
 /// Validates `spec` and checks the result: errors that name a field, or a run whose derived
