@@ -1333,28 +1333,13 @@ async fn run_naming_an_unlisted_prometheus_is_refused_before_anything_starts() {
         let run = cluster
             .wait_finished(&ns, "notallowed", Duration::from_secs(60))
             .await?;
-        let status = run.status.clone().unwrap_or_default();
-        anyhow::ensure!(status.phase == Some(Phase::Failed));
-        let accepted = status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == ConditionType::Accepted.as_str())
-            .context("no Accepted condition")?;
-        println!(
-            "Accepted={} {}: {}",
-            accepted.status, accepted.reason, accepted.message
-        );
+        let message = support::refused_not_allowed("notallowed", &run)?;
         anyhow::ensure!(
-            accepted.status == "False" && accepted.reason == Reason::NotAllowed.as_str()
+            message.contains("BENCHRUN_ALLOWED_PROMETHEUS_URLS"),
+            "{message}"
         );
-        anyhow::ensure!(accepted
-            .message
-            .contains("BENCHRUN_ALLOWED_PROMETHEUS_URLS"));
-        let children = cluster.kubectl(&["get", "deploy,jobs,pods", "-n", &ns, "-o", "name"]);
-        anyhow::ensure!(
-            children.trim().is_empty() || children.contains("No resources"),
-            "children: {children}"
-        );
+        let children = cluster.children(&ns, "deploy,jobs,pods");
+        anyhow::ensure!(children.is_empty(), "children: {children}");
         Ok(())
     }
     .await;

@@ -8,13 +8,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use benchrun_api::{BenchmarkRun, ConditionType, Phase, Reason};
+use benchrun_api::{BenchmarkRun, Phase};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{DeleteParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 
-use super::support::Cluster;
+use super::support::{self, Cluster};
 use super::{demo_run, DEMO_IMAGE};
 
 /// What of an object must stay exactly as it was: its labels, annotations, owner references,
@@ -204,37 +204,13 @@ async fn service_and_seed_images_outside_the_allow_list_are_refused() {
         let finished = cluster
             .wait_finished(&ns, run, Duration::from_secs(60))
             .await?;
-        let status = finished.status.clone().unwrap_or_default();
-        anyhow::ensure!(status.phase == Some(Phase::Failed), "{:?}", status.phase);
-        let accepted = status
-            .conditions
-            .iter()
-            .find(|c| c.type_ == ConditionType::Accepted.as_str())
-            .context("no Accepted condition")?;
-        println!(
-            "Accepted={} {}: {}",
-            accepted.status, accepted.reason, accepted.message
-        );
-        anyhow::ensure!(
-            accepted.status == "False" && accepted.reason == Reason::NotAllowed.as_str()
-        );
+        let message = support::refused_not_allowed(run, &finished)?;
         for field in ["spec.services[0].image", "spec.services[0].seed.image"] {
-            anyhow::ensure!(
-                accepted.message.contains(field),
-                "{field} not named: {}",
-                accepted.message
-            );
+            anyhow::ensure!(message.contains(field), "{field} not named: {message}");
         }
-        anyhow::ensure!(
-            !accepted.message.contains("spec.targets"),
-            "{}",
-            accepted.message
-        );
-        let children = cluster.kubectl(&["get", "deploy,svc,jobs,pods", "-n", &ns, "-o", "name"]);
-        anyhow::ensure!(
-            children.trim().is_empty() || children.contains("No resources"),
-            "children: {children}"
-        );
+        anyhow::ensure!(!message.contains("spec.targets"), "{message}");
+        let children = cluster.children(&ns, "deploy,svc,jobs,pods");
+        anyhow::ensure!(children.is_empty(), "children: {children}");
         Ok(())
     }
     .await;

@@ -6,11 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use benchrun_api::{ConditionType, Phase, Reason};
+use benchrun_api::Phase;
 
 use super::demo_run;
-use super::support::Cluster;
+use super::support::{self, Cluster};
 
 /// Names of the nodes labelled `benchrun.dev/role=<role>`.
 fn nodes_with_role(cluster: &Cluster, role: &str) -> Vec<String> {
@@ -30,15 +29,6 @@ fn nodes_with_role(cluster: &Cluster, role: &str) -> Vec<String> {
 }
 
 /// The run's children in `ns` (Deployments, Jobs, pods), by name; empty when there are none.
-fn children(cluster: &Cluster, ns: &str) -> String {
-    let out = cluster.kubectl(&["get", "deploy,jobs,pods", "-n", ns, "-o", "name"]);
-    if out.contains("No resources") {
-        String::new()
-    } else {
-        out.trim().to_string()
-    }
-}
-
 /// A target that selects `benchrun.dev/role: load`, and one that tolerates a taint, are both
 /// refused at validation by the default placement policy (the local install allows only
 /// `kubernetes.io/hostname` beyond it): `Accepted=False`, reason `NotAllowed`, the field and
@@ -78,32 +68,13 @@ async fn a_target_selecting_the_load_nodes_or_tolerating_a_taint_is_refused_nami
             let run = cluster
                 .wait_finished(&ns, name, Duration::from_secs(60))
                 .await?;
-            let status = run.status.unwrap_or_default();
+            let message = support::refused_not_allowed(name, &run)?;
             anyhow::ensure!(
-                status.phase == Some(Phase::Failed),
-                "{name}: {:?}",
-                status.phase
-            );
-            let accepted = status
-                .conditions
-                .iter()
-                .find(|c| c.type_ == ConditionType::Accepted.as_str())
-                .context("no Accepted condition")?;
-            println!(
-                "{name}: Accepted={} {}: {}",
-                accepted.status, accepted.reason, accepted.message
-            );
-            anyhow::ensure!(
-                accepted.status == "False" && accepted.reason == Reason::NotAllowed.as_str(),
-                "{name}: {accepted:?}"
-            );
-            anyhow::ensure!(
-                accepted.message.contains(field) && accepted.message.contains(flag),
-                "{name}: the message names neither {field} nor {flag}: {}",
-                accepted.message
+                message.contains(field) && message.contains(flag),
+                "{name}: the message names neither {field} nor {flag}: {message}"
             );
         }
-        let left = children(&cluster, &ns);
+        let left = cluster.children(&ns, "deploy,jobs,pods");
         anyhow::ensure!(left.is_empty(), "refused runs made children: {left}");
         Ok(())
     }
@@ -174,7 +145,7 @@ async fn replicas_that_fit_one_at_a_time_but_not_together_fail_at_the_fit_check(
                 anyhow::ensure!(reason.contains(part), "{part:?} missing from {reason}");
             }
         }
-        let left = children(&cluster, &ns);
+        let left = cluster.children(&ns, "deploy,jobs,pods");
         anyhow::ensure!(left.is_empty(), "the unfit run made children: {left}");
         Ok(())
     }

@@ -54,6 +54,17 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// The objects of `kinds` (e.g. `deploy,jobs,pods`) in `ns` as `kind/name` lines, empty
+    /// when there are none: what a refused run must not have made.
+    pub fn children(&self, ns: &str, kinds: &str) -> String {
+        let out = self.kubectl(&["get", kinds, "-n", ns, "-o", "name"]);
+        if out.contains("No resources") {
+            String::new()
+        } else {
+            out.trim().to_string()
+        }
+    }
+
     /// Connects with the environment's kubeconfig (`eval "$(hack/cluster.sh env)"`).
     pub async fn connect() -> Self {
         let client = Client::try_default()
@@ -712,4 +723,30 @@ pub async fn prometheus_count(query: &str) -> anyhow::Result<usize> {
         .json()
         .await?;
     Ok(v["data"]["result"].as_array().map_or(0, Vec::len))
+}
+
+/// A run the operator's allow-lists refused: phase `Failed`, `Accepted=False` reason
+/// `NotAllowed`. Prints the condition and returns its message, for the test to check the field
+/// and the flag it names.
+pub fn refused_not_allowed(name: &str, run: &BenchmarkRun) -> anyhow::Result<String> {
+    let status = run.status.clone().unwrap_or_default();
+    anyhow::ensure!(
+        status.phase == Some(Phase::Failed),
+        "{name}: {:?}",
+        status.phase
+    );
+    let accepted = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == benchrun_api::ConditionType::Accepted.as_str())
+        .context("no Accepted condition")?;
+    println!(
+        "{name}: Accepted={} {}: {}",
+        accepted.status, accepted.reason, accepted.message
+    );
+    anyhow::ensure!(
+        accepted.status == "False" && accepted.reason == benchrun_api::Reason::NotAllowed.as_str(),
+        "{name}: {accepted:?}"
+    );
+    Ok(accepted.message.clone())
 }
