@@ -866,7 +866,18 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
                 .baseline
                 .as_ref()
                 .context("a measurement without a baseline verdict")?;
-            anyhow::ensure!(b.verdict != Verdict::Unmatched, "unmatched: {:?}", b.reason);
+            // /hello is cheap enough that on a busy node the load generator can set the rate
+            // (it did once in CI): such a cell measured the generator and is not compared
+            // (issue 52), and says so. The heavy path is never generator-bound.
+            if b.verdict == Verdict::Unmatched {
+                let reason = b.reason.clone().unwrap_or_default();
+                anyhow::ensure!(
+                    r.coordinates.scenario == "hello" && reason.contains("generator-bound"),
+                    "{} unmatched: {reason}",
+                    r.coordinates.scenario
+                );
+                continue;
+            }
             anyhow::ensure!(
                 b.repeats == Some(r.repeat + 1) && b.baseline_repeats == Some(3),
                 "{b:?}"
