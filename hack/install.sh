@@ -28,6 +28,12 @@ if [ "$overlay" = deploy/local ] && [ -S "$sock" ]; then
     kubectl -n benchrun-system patch deployment benchrun-operator --type merge -p \
       "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"benchrun.dev/image-digest\":\"${digest#sha256:}\"}}}}}" >/dev/null
   fi
+  # The commit the operator was built from, for the results' environment.operator
+  # (`0.1.0+<commit>`); a strategic merge keeps the container's other variables.
+  if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+    kubectl -n benchrun-system patch deployment benchrun-operator -p \
+      "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"operator\",\"env\":[{\"name\":\"BENCHRUN_COMMIT\",\"value\":\"$commit\"}]}]}}}}" >/dev/null
+  fi
 fi
 log "waiting for the operator (both replicas)"
 # rollout status returns once every replica of the new revision is updated and available.

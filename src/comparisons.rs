@@ -161,13 +161,14 @@ pub fn compare_cells(
         spread.as_ref(),
         errors.as_ref(),
     );
-    let reason = throughput.is_none().then(|| {
+    let too_few = throughput.is_none().then(|| {
         format!(
             "{} measured repeats of {candidate} and {} of {reference} with a throughput: an interval needs at least 2 a side (set spec.repeats to 3 or more)",
             tp_c.len(),
             tp_r.len()
         )
     });
+    let reason = join_reasons([too_few, environment_note(&c, &r)]);
     let throughput = throughput.map(rounded);
     // From the rounded bounds, so that it can be checked against the status it is shown in.
     let precision = throughput
@@ -206,6 +207,31 @@ pub fn compare_cells(
         precision_met: None,
         reason,
     }
+}
+
+/// Prefix of the note a comparison across differing environments carries in its reason.
+pub const ENVIRONMENTS_DIFFER: &str = "environments differ";
+
+/// What differs between where the two sides ran ([`benchrun_api::environment::differences`]),
+/// as a reason: `environments differ: target kernel 6.1 vs 6.2 (the difference may be the
+/// environment's, not the code's)`; `None` when nothing does.
+pub fn environment_note(cand: &[CellResult], refr: &[CellResult]) -> Option<String> {
+    fn envs(rs: &[CellResult]) -> Vec<&benchrun_api::environment::Environment> {
+        rs.iter().filter_map(|r| r.environment.as_ref()).collect()
+    }
+    let diff = benchrun_api::environment::differences(&envs(cand), &envs(refr));
+    (!diff.is_empty()).then(|| {
+        format!(
+            "{ENVIRONMENTS_DIFFER}: {} (the difference may be the environment's, not the code's)",
+            diff.join("; ")
+        )
+    })
+}
+
+/// The reasons that are present, joined with `; `; `None` when none is.
+fn join_reasons<const N: usize>(reasons: [Option<String>; N]) -> Option<String> {
+    let all: Vec<String> = reasons.into_iter().flatten().collect();
+    (!all.is_empty()).then(|| all.join("; "))
 }
 
 /// The geometric mean of the positive, finite values among `xs` (the point estimate of a

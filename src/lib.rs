@@ -30,6 +30,7 @@ pub mod capacity;
 pub mod comparisons;
 pub mod context;
 pub mod controller;
+pub mod environment;
 pub mod error;
 #[cfg(test)]
 pub(crate) mod fake_api;

@@ -31,6 +31,9 @@ pub struct TargetObserved {
     pub ready_ms: Option<i64>,
     /// Size of the image as the pods' node reports it (read together with the window's usage).
     pub image_bytes: Option<i64>,
+    /// The images the target containers ran, by digest (`imageID` of their status), distinct;
+    /// read together with the window's usage.
+    pub image_ids: Vec<String>,
     /// Sum of the container restart counts of the target pods.
     pub restarts: i32,
     /// Each target container's restart count and last termination.
@@ -242,6 +245,12 @@ pub struct Observed {
     pub job_created: Option<jiff::Timestamp>,
     /// Nodes of the focus Job's pods.
     pub load_nodes: Vec<String>,
+    /// What the nodes cache says of the focus measurement's target and load nodes (kernel,
+    /// OS, runtime, kubelet, CPUs, instance type; `role` left empty), read with the window's
+    /// usage; empty without node read access.
+    pub node_facts: Vec<benchrun_api::environment::NodeEnvironment>,
+    /// This operator's version, for the results' `environment.operator`.
+    pub operator_version: String,
     /// When the last of the focus Job's pods started its load container (Unix ms, to the
     /// second as the kubelet reports it); `None` until every pod has started.
     pub load_started_ms: Option<i64>,
@@ -295,6 +304,8 @@ impl Default for Observed {
             restarts_baseline_pods: None,
             job_created: None,
             load_nodes: Vec::new(),
+            node_facts: Vec::new(),
+            operator_version: String::new(),
             load_started_ms: None,
             job_starts: BTreeMap::new(),
             node_roles: NodeRoles::default(),

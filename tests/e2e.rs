@@ -150,6 +150,7 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
             // the load pods were gone before the operator saw them.
             anyhow::ensure!(!r.target_nodes.is_empty(), "cell {}: no targetNodes", r.cell);
             anyhow::ensure!(!r.load_nodes.is_empty(), "cell {}: no loadNodes", r.cell);
+            check_environment(r)?;
             let limit = benchrun_api::units::cpu_millis(&r.coordinates.cpu).unwrap() as f64 / 1000.0;
             let cpu = r.usage.cpu_avg_cores.unwrap_or(0.0);
             anyhow::ensure!(cpu > 0.0, "cell {}: no target CPU", r.cell);
@@ -185,6 +186,57 @@ async fn run_measures_every_cell_and_counts_match_the_target() {
     .await;
     counter.stop();
     cluster.finish(&ns, outcome).await;
+}
+
+/// Where a measurement ran (issue 52): the target image by digest, every target and load
+/// node with this machine's kernel (both nodes of the local cluster run on it), the load
+/// generator's CPU model as this machine's `/proc/cpuinfo` names it, and the operator with the
+/// commit hack/install.sh gave it.
+fn check_environment(r: &benchrun_api::CellResult) -> anyhow::Result<()> {
+    let e = r
+        .environment
+        .as_ref()
+        .with_context(|| format!("cell {}: no environment", r.cell))?;
+    anyhow::ensure!(
+        !e.target_images.is_empty() && e.target_images.iter().all(|i| i.contains("sha256:")),
+        "cell {}: target images {:?} are not digests",
+        r.cell,
+        e.target_images
+    );
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
+    for (role, nodes) in [("Target", &r.target_nodes), ("Load", &r.load_nodes)] {
+        for n in nodes {
+            let node = e
+                .nodes
+                .iter()
+                .find(|x| &x.name == n && x.role.split(',').any(|x| x == role))
+                .with_context(|| {
+                    format!("cell {}: {role} node {n} not in {:?}", r.cell, e.nodes)
+                })?;
+            anyhow::ensure!(
+                node.kernel == kernel.trim() && !node.container_runtime.is_empty(),
+                "cell {}: {node:?} (this machine's kernel: {kernel})",
+                r.cell
+            );
+        }
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo")?;
+    anyhow::ensure!(
+        !e.load_cpu_models.is_empty()
+            && e.load_cpu_models
+                .iter()
+                .all(|m| cpuinfo.contains(m.as_str())),
+        "cell {}: load CPU models {:?}",
+        r.cell,
+        e.load_cpu_models
+    );
+    anyhow::ensure!(
+        e.operator.starts_with(env!("CARGO_PKG_VERSION")) && e.operator.contains('+'),
+        "cell {}: operator {:?}",
+        r.cell,
+        e.operator
+    );
+    Ok(())
 }
 
 /// `matrix.keepAlive` and a request count paired through `include`: every cell runs exactly its

@@ -186,7 +186,22 @@ async fn focus(
     };
     if let Some(t) = o.target.as_mut() {
         t.image_bytes = image_bytes(c, &target_pods);
+        t.image_ids = image_ids(&target_pods);
     }
+    let mut on: Vec<String> = o
+        .target
+        .iter()
+        .flat_map(|t| t.nodes.iter())
+        .chain(&o.load_nodes)
+        .cloned()
+        .collect();
+    if let Some(detail) = &o.detail {
+        on.extend(detail.nodes.iter().cloned());
+    }
+    on.sort();
+    on.dedup();
+    o.node_facts = on.iter().filter_map(|n| node_facts(c, n)).collect();
+    o.operator_version = crate::environment::operator_version();
     if let Some((run, coordinates)) = &end.baseline {
         o.baseline = Some(baseline(ctx, owner, run, coordinates));
     }
@@ -375,6 +390,31 @@ fn image_bytes(c: &Children, pods: &[Pod]) -> Option<i64> {
         .get(&kube::runtime::reflector::ObjectRef::new(&node_name))?;
     let images = node.status.as_ref()?.images.as_ref()?;
     image_size(images, &[&cs.image, &cs.image_id])
+}
+
+/// The images the target containers of `pods` ran, by digest (their status's `imageID`),
+/// distinct and sorted; empty until the kubelet reports them.
+fn image_ids(pods: &[Pod]) -> Vec<String> {
+    let mut ids: Vec<String> = pods
+        .iter()
+        .filter_map(|p| p.status.as_ref()?.container_statuses.as_ref())
+        .flatten()
+        .filter(|c| c.name == TARGET_CONTAINER && !c.image_id.is_empty())
+        .map(|c| c.image_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// What the nodes cache says of node `name`: `None` for an operator without the nodes cache
+/// (namespaced) or a node it does not hold.
+fn node_facts(c: &Children, name: &str) -> Option<benchrun_api::environment::NodeEnvironment> {
+    let node = c
+        .nodes
+        .as_ref()?
+        .get(&kube::runtime::reflector::ObjectRef::new(name))?;
+    Some(crate::environment::node_environment(&node))
 }
 
 /// The size of the first listed image one of whose names is in `refs` (names may carry a

@@ -268,6 +268,7 @@ proptest! {
             target_ready_ms: Some(i64::from(restarts) * 1000),
             target_image_bytes: Some(4_200_000),
             service_restarts: Vec::new(),
+            ..results::PodFacts::default()
         };
         let detail = Some(names::detail_name("demo", c.index, repeat));
         let r = results::measured_result(&run, c, repeat, &load, Some(&usage), extra.clone(), &pods, detail);

@@ -622,6 +622,9 @@ impl Planner<'_> {
             load_nodes: self.obs.load_nodes.clone(),
             target_ready_ms: first_ready_ms.or(target.ready_ms),
             target_image_bytes: target.image_bytes,
+            target_images: target.image_ids,
+            node_facts: self.obs.node_facts.clone(),
+            operator: self.obs.operator_version.clone(),
             service_restarts: self
                 .obs
                 .services

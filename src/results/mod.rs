@@ -41,6 +41,12 @@ pub struct PodFacts {
     pub target_image_bytes: Option<i64>,
     /// Backing services whose containers restarted since the run made them.
     pub service_restarts: Vec<ServiceRestart>,
+    /// The images the target containers ran, by digest.
+    pub target_images: Vec<String>,
+    /// What the nodes cache said of the target and load nodes (roles not yet set).
+    pub node_facts: Vec<benchrun_api::environment::NodeEnvironment>,
+    /// The version of the operator that measured.
+    pub operator: String,
 }
 
 /// A backing service whose container restarted since the run made it.
@@ -150,6 +156,7 @@ pub fn measured_result(
         load_nodes: load_nodes(load, &pods.load_nodes),
         target_ready_seconds: pods.target_ready_ms.map(|ms| round(ms as f64 / 1000.0, 3)),
         target_image_bytes: pods.target_image_bytes,
+        environment: None,
         window_start: time(load.window_start_ms),
         window_end: time(load.window_end_ms),
         slo: None,
@@ -161,6 +168,14 @@ pub fn measured_result(
         metrics_due: None,
         per_second_cv: crate::comparisons::per_second_cv(load),
     };
+    r.environment = crate::environment::environment(
+        &pods.target_images,
+        &pods.node_facts,
+        &r.target_nodes,
+        &r.load_nodes,
+        &load.cpu_models,
+        &pods.operator,
+    );
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
     r.warnings
         .extend(validity::service_restarted(&pods.service_restarts));
@@ -197,6 +212,7 @@ pub fn with_late_usage(
             .map(|s| (s * 1000.0).round() as i64),
         target_image_bytes: recorded.target_image_bytes,
         service_restarts: Vec::new(),
+        ..PodFacts::default()
     };
     let mut r = measured_result(
         run,
@@ -210,6 +226,8 @@ pub fn with_late_usage(
     );
     // The baseline verdict rests on the load figures only, which have not changed.
     r.baseline = recorded.baseline.clone();
+    // Where it ran was recorded with the measurement.
+    r.environment = recorded.environment.clone();
     // So do the pod facts behind `ServiceRestarted`, seen when the result was recorded.
     r.warnings.extend(
         recorded
@@ -528,12 +546,26 @@ fn regressed(
         .unwrap_or(0);
     let inconclusive = tally.contains_key(ComparisonVerdict::Inconclusive.as_str()) || alone > 0;
     if !named.is_empty() {
+        // A regression that coincides with a new kernel, node kind or operator is reported as
+        // that: the comparisons say what differs in their reasons.
+        let changed: Vec<&str> = worse.iter().filter_map(|c| environment_change(c)).collect();
+        let (reason, note) = if !worse.is_empty() && changed.len() == worse.len() {
+            (
+                Reason::EnvironmentChanged,
+                format!(
+                    "; every worse cell ran in another environment than the baseline ({}): the change may be the environment's, not the code's",
+                    changed[0]
+                ),
+            )
+        } else {
+            (Reason::Worse, String::new())
+        };
         (
             ConditionType::Regressed,
             true,
-            Reason::Worse,
+            reason,
             format!(
-                "against {baseline}: {counts}; {family_note}; worst: {}",
+                "against {baseline}: {counts}; {family_note}; worst: {}{note}",
                 first(&named, 3)
             ),
         )
@@ -569,6 +601,16 @@ fn regressed(
             format!("against {baseline}: {counts}; {family_note}"),
         )
     }
+}
+
+/// What differs between the environments of a comparison's sides, as its reason says
+/// (`target kernel 6.1 vs 6.2`); `None` when they are alike.
+fn environment_change(c: &Comparison) -> Option<&str> {
+    let reason = c.reason.as_deref()?;
+    let at = reason.find(crate::comparisons::ENVIRONMENTS_DIFFER)?;
+    let rest = &reason[at + crate::comparisons::ENVIRONMENTS_DIFFER.len()..];
+    let rest = rest.strip_prefix(": ").unwrap_or(rest);
+    Some(rest.split(" (the difference").next().unwrap_or(rest))
 }
 
 /// One comparison in a line: `express/hello cpu=1 c=100: throughput 0.80× [0.75–0.85],

@@ -108,6 +108,7 @@ pub(crate) fn load() -> LoadResult {
         },
         scenarios: Vec::new(),
         nodes: Vec::new(),
+        cpu_models: Vec::new(),
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
@@ -1022,4 +1023,47 @@ fn regressed_states_the_family_and_holds_a_lone_slower_to_it() {
     let (_, status, _, message) = super::regressed("last-week", &[], &comps[..1]);
     assert!(status, "{message}");
     assert!(message.contains("1 of 1 comparisons"), "{message}");
+}
+
+/// A regression every worse cell of which also ran in another environment than its baseline
+/// cell is reported as that (reason `EnvironmentChanged`), naming what differs; one worse cell
+/// in a like environment keeps it `Worse`.
+#[test]
+fn a_regression_with_a_new_kernel_is_reported_as_an_environment_change() {
+    use benchrun_api::environment::{Environment, NodeEnvironment};
+    use benchrun_api::ComparisonVerdict::*;
+    let env = |kernel: &str| CellResult {
+        environment: Some(Environment {
+            nodes: vec![NodeEnvironment {
+                name: "n".into(),
+                role: "Target".into(),
+                kernel: kernel.into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..measured()
+    };
+    let mut slower = baseline_comparison(50, Slower, 0.8);
+    slower.reason = crate::comparisons::environment_note(&[env("6.2")], &[env("6.1")]);
+    assert_eq!(
+        slower.reason.as_deref(),
+        Some("environments differ: target kernel 6.2 vs 6.1 (the difference may be the environment's, not the code's)")
+    );
+    let (_, status, reason, message) = super::regressed("last-week", &[], &[slower.clone()]);
+    assert!(status, "{message}");
+    assert_eq!(reason, Reason::EnvironmentChanged);
+    assert!(
+        message.ends_with("every worse cell ran in another environment than the baseline (target kernel 6.2 vs 6.1): the change may be the environment's, not the code's"),
+        "{message}"
+    );
+    // Alike environments say nothing.
+    assert_eq!(
+        crate::comparisons::environment_note(&[env("6.1")], &[env("6.1")]),
+        None
+    );
+    let plain = baseline_comparison(100, Slower, 0.6);
+    let (_, status, reason, _) = super::regressed("last-week", &[], &[slower, plain]);
+    assert!(status);
+    assert_eq!(reason, Reason::Worse);
 }

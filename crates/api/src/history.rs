@@ -85,7 +85,23 @@ pub fn points(run: &BenchmarkRun) -> Vec<(String, Coordinates, SeriesPoint)> {
         .spec
         .targets
         .iter()
-        .map(|t| (t.name.clone(), t.image.clone()))
+        .map(|t| {
+            let mut digests: Vec<&str> = status
+                .results
+                .iter()
+                .filter(|r| r.coordinates.target == t.name)
+                .filter_map(|r| r.environment.as_ref())
+                .flat_map(|e| e.target_images.iter().map(String::as_str))
+                .collect();
+            digests.sort();
+            digests.dedup();
+            let image = if digests.is_empty() {
+                t.image.clone()
+            } else {
+                digests.join(", ")
+            };
+            (t.name.clone(), image)
+        })
         .collect();
     let commit = run
         .metadata
@@ -120,6 +136,12 @@ pub fn points(run: &BenchmarkRun) -> Vec<(String, Coordinates, SeriesPoint)> {
                 p99_interval: p99.and_then(|p| p.2.map(|_| p.1)),
                 coverage,
                 images: images.clone(),
+                environment: rs.iter().find_map(|r| r.environment.clone()).map(|e| {
+                    crate::environment::Environment {
+                        target_images: Vec::new(),
+                        ..e
+                    }
+                }),
                 commit: commit.clone(),
             };
             Some((cell_key(&coordinates), coordinates, point))
@@ -204,6 +226,14 @@ pub fn changes(series: &[CellSeries], opts: &Options) -> Vec<SeriesChange> {
             let xs: Vec<f64> = kept.iter().map(|(_, v)| *v).collect();
             for c in changepoint::changepoints(&xs, opts) {
                 let point = kept[c.index].0;
+                let environment_change = point.checked_sub(1).and_then(|before| {
+                    let (a, b) = (
+                        s.points[before].environment.as_ref()?,
+                        s.points[point].environment.as_ref()?,
+                    );
+                    let diff = crate::environment::differences(&[a], &[b]);
+                    (!diff.is_empty()).then(|| diff.join("; "))
+                });
                 out.push(SeriesChange {
                     cell: s.cell.clone(),
                     figure: figure.to_string(),
@@ -218,6 +248,7 @@ pub fn changes(series: &[CellSeries], opts: &Options) -> Vec<SeriesChange> {
                         c.step < 0.0
                     },
                     provisional: c.index + opts.min_segment.max(1) >= xs.len(),
+                    environment_change,
                 });
             }
         }
@@ -264,7 +295,9 @@ pub fn verdict(run: &BenchmarkRun) -> String {
 }
 
 /// The `Regressed` condition from the changes: `True` when the newest change of some cell's
-/// figure is for the worse (naming its first run and the step), else `False`.
+/// figure is for the worse (naming its first run and the step), reason `StepFound`, or
+/// `EnvironmentChanged` when every such step coincides with a change of environment (named in
+/// the message); else `False`.
 pub fn regressed(changes: &[SeriesChange]) -> (bool, String, String) {
     let mut newest: BTreeMap<(&str, &str), &SeriesChange> = BTreeMap::new();
     for c in changes {
@@ -289,7 +322,9 @@ pub fn regressed(changes: &[SeriesChange]) -> (bool, String, String) {
                 round(c.before),
                 round(c.after),
                 if c.provisional { ", provisional" } else { "" }
-            )
+            ) + &c.environment_change.as_ref().map_or(String::new(), |e| {
+                format!(", with a change of environment: {e}")
+            })
         })
         .collect();
     if worse.is_empty() {
@@ -304,7 +339,13 @@ pub fn regressed(changes: &[SeriesChange]) -> (bool, String, String) {
             "no step for the worse in the series".into(),
         )
     } else {
-        (true, "StepFound".into(), worse.join("; "))
+        let newest_worse: Vec<&&SeriesChange> = newest.values().filter(|c| c.worse).collect();
+        let reason = if newest_worse.iter().all(|c| c.environment_change.is_some()) {
+            "EnvironmentChanged"
+        } else {
+            "StepFound"
+        };
+        (true, reason.into(), worse.join("; "))
     }
 }
 

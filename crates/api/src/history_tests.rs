@@ -207,6 +207,7 @@ fn regressed_names_the_first_run_of_the_newest_worse_step() {
         step,
         worse,
         provisional: false,
+        environment_change: None,
     };
     let (worse, reason, msg) = regressed(&[c(4, -0.23, true)]);
     assert!(worse);
@@ -220,4 +221,49 @@ fn regressed_names_the_first_run_of_the_newest_worse_step() {
     assert!(!worse);
     assert_eq!(reason, "NoneWorse");
     assert_eq!(regressed(&[]).1, "NoChange");
+}
+
+#[test]
+fn a_step_that_coincides_with_a_new_kernel_is_reported_as_that() {
+    use crate::environment::{Environment, NodeEnvironment};
+    let env = |kernel: &str| Environment {
+        nodes: vec![NodeEnvironment {
+            name: "n".into(),
+            role: "Target".into(),
+            kernel: kernel.into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let point = |i: usize, throughput: f64, kernel: &str| SeriesPoint {
+        run: format!("r{i}"),
+        repeats: 3,
+        throughput,
+        environment: Some(env(kernel)),
+        ..Default::default()
+    };
+    let mut points: Vec<SeriesPoint> = (0..6).map(|i| point(i, 1000.0, "6.1")).collect();
+    points.extend((6..12).map(|i| point(i, 700.0, "6.2")));
+    let series = [CellSeries {
+        cell: "demo/hello".into(),
+        points,
+        ..Default::default()
+    }];
+    let found = changes(&series, &Options::default());
+    let step = found
+        .iter()
+        .find(|c| c.figure == "throughput")
+        .expect("a step at r6");
+    assert_eq!(step.run, "r6");
+    assert_eq!(
+        step.environment_change.as_deref(),
+        Some("target kernel 6.1 vs 6.2")
+    );
+    let (worse, reason, msg) = regressed(&found);
+    assert!(worse);
+    assert_eq!(reason, "EnvironmentChanged");
+    assert!(
+        msg.contains("with a change of environment: target kernel 6.1 vs 6.2"),
+        "{msg}"
+    );
 }

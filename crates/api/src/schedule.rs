@@ -290,9 +290,16 @@ pub struct SeriesPoint {
     /// which covers `1 − 2·0.5ⁿ`: 75 % with 3 repeats). Absent with a single repeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<f64>,
-    /// The targets' images as the run's spec named them, by target name.
+    /// The targets' images by target name: the digests their containers ran
+    /// (`results[].environment.targetImages`, joined by `, ` when several), else the image as
+    /// the run's spec named it (results from before digests were recorded). A tag can move;
+    /// the digest names the bytes that ran.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub images: BTreeMap<String, String>,
+    /// Where the cell's first measured repeat ran (its `environment`, images left out: they
+    /// are in `images`); absent for results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Environment>,
     /// The run's `benchrun.dev/commit` annotation, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
@@ -318,6 +325,12 @@ pub struct SeriesChange {
     pub step: f64,
     /// Whether the step is for the worse: lower throughput or higher p99.
     pub worse: bool,
+    /// What differs between where the run before the change and the first run of the new
+    /// level ran (`target kernel 6.1 vs 6.2`): a step that coincides with a new kernel, node
+    /// kind or operator may be the environment's, not the code's. Absent when they are alike
+    /// or either is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_change: Option<String>,
     /// Whether it sits at the newest position a change can take (`minSegment` runs from the
     /// end): the next runs may still move it or change its size.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -500,6 +500,11 @@ pub struct CellResult {
     /// compressed layers as pulled); absent when the node does not list it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_image_bytes: Option<i64>,
+    /// Where the measurement ran: the target's image by digest, the nodes with their kernel
+    /// and runtime, the load generator's CPU model and the operator's version. A comparison
+    /// across differing environments says so in its reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::environment::Environment>,
     /// Start of the measured window (after warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_start: Option<Time>,

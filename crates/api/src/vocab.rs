@@ -265,7 +265,8 @@ vocabulary! {
         ChildrenApplied = "ChildrenApplied",
         /// Present when the spec names a `baseline`: `True` (reason `Worse`) when some cell is
         /// `Slower` than its baseline cell beyond the tolerance (its 95 % interval wholly past
-        /// it, in throughput, p99, spread or errors); `False` otherwise, reason `NoneWorse` when
+        /// it, in throughput, p99, spread or errors), reason `EnvironmentChanged` when every
+        /// such cell also ran in another environment than the baseline; `False` otherwise, reason `NoneWorse` when
         /// every compared cell is `Equivalent` or `Faster`, `Inconclusive` when some cannot be
         /// told apart yet. Argo CD and Flux can turn `True` into a failed health check (see
         /// docs/experiments.md, GitOps).
@@ -347,6 +348,11 @@ vocabulary! {
         MetricsPending = "MetricsPending",
         /// Some measurement is worse than its baseline cell.
         Worse = "Worse",
+        /// Some measurement is worse than its baseline cell, and every such cell ran in another
+        /// environment than its baseline cell (another kernel, OS, runtime, kubelet, CPU count,
+        /// instance type, load CPU model or operator version): the change may be the
+        /// environment's, not the code's.
+        EnvironmentChanged = "EnvironmentChanged",
         /// No measurement is worse than its baseline cell.
         NoneWorse = "NoneWorse",
         /// No cell is worse than its baseline cell, but some comparison is `Inconclusive`: the

@@ -122,6 +122,7 @@ fn load(
         },
         scenarios: Vec::new(),
         nodes: vec!["node-b".into()],
+        cpu_models: Vec::new(),
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,

@@ -143,9 +143,25 @@ pub fn across_runs(first: &[CellResult], other: &[CellResult], at: &Coordinates)
             .filter_map(|r| r.throughput)
             .collect()
     };
-    estimate(
+    let shown = estimate(
         compare::compare_repeats(&tp(other), &tp(first), DEFAULT_BASELINE_TOLERANCE, true).as_ref(),
-    )
+    );
+    let envs = |rs: &[CellResult]| -> Vec<benchrun_api::environment::Environment> {
+        num::measured_repeats(rs, at)
+            .iter()
+            .filter_map(|r| r.environment.clone())
+            .collect()
+    };
+    let (a, b) = (envs(other), envs(first));
+    let diff = benchrun_api::environment::differences(
+        &a.iter().collect::<Vec<_>>(),
+        &b.iter().collect::<Vec<_>>(),
+    );
+    if diff.is_empty() {
+        shown
+    } else {
+        format!("{shown} (environments differ: {})", diff.join("; "))
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +184,34 @@ mod tests {
         assert!(text.contains("94% (n=3)"), "{text}");
         assert!(text.contains("0.500% vs 0.0% p=0.001"), "{text}");
         assert_eq!(reason_lines(&status.comparisons), Vec::<String>::new());
+    }
+
+    #[test]
+    fn compare_across_runs_says_when_the_environments_differ() {
+        use benchrun_api::environment::{Environment, NodeEnvironment};
+        let on = |kernel: &str, repeat: i32, throughput: f64| CellResult {
+            repeat,
+            throughput: Some(throughput),
+            environment: Some(Environment {
+                nodes: vec![NodeEnvironment {
+                    name: "n".into(),
+                    role: "Target".into(),
+                    kernel: kernel.into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..fixtures::results()[0].clone()
+        };
+        let first = [on("6.1", 0, 4000.0), on("6.1", 1, 4100.0)];
+        let other = [on("6.2", 0, 4050.0), on("6.2", 1, 4080.0)];
+        let at = first[0].coordinates.clone();
+        let shown = across_runs(&first, &other, &at);
+        assert!(
+            shown.ends_with("(environments differ: target kernel 6.2 vs 6.1)"),
+            "{shown}"
+        );
+        assert!(!across_runs(&first, &first, &at).contains("environments"));
     }
 
     #[test]

@@ -19,6 +19,7 @@
 pub mod backend;
 mod batch;
 pub mod config;
+mod cpuinfo;
 pub mod error;
 mod http;
 mod recorder;

@@ -384,6 +384,7 @@ fn build_result(
         },
         scenarios: scenario_results(scenarios, &outputs)?,
         nodes: config.node.iter().cloned().collect(),
+        cpu_models: crate::cpuinfo::models(),
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,

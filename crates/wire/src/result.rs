@@ -34,6 +34,7 @@
 //!   "scenarios": [ { "name", "method", "path", "weight", "requests", "successes",   // only
 //!                    "errors", "latency", "histogram": <base64> }, ... ],      // when > 1
 //!   "nodes": [ "node-a", ... ],        // absent when unknown; merged: every input's nodes
+//!   "cpu_models": [ "AMD EPYC ...", ... ], // /proc/cpuinfo model names; merged: every input's
 //!   "tcp": { "active_opens", "attempt_fails", "estab_resets", "out_rsts", "retrans_segs",
 //!            "in_errs", "syn_retrans", "timeouts", "listen_overflows", "listen_drops",
 //!            "abort_on_data", "abort_on_close", "abort_on_timeout",   // window increases
@@ -139,6 +140,10 @@ pub struct LoadResult {
     /// results written before this field existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<String>,
+    /// CPU models of the machines the load ran on (`model name` of `/proc/cpuinfo`), sorted and
+    /// without duplicates; merged results hold every input's. Absent when unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_models: Vec<String>,
     /// The agreed start (`--start-at`), unix epoch milliseconds; absent when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_ms: Option<u64>,
@@ -472,6 +477,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
     out.timeline = merge_timeline_entries(results.iter().flat_map(|r| &r.timeline))?;
     out.scenarios = merge_scenarios(results.iter().flat_map(|r| &r.scenarios))?;
     out.nodes = merge_nodes(results.iter().flat_map(|r| &r.nodes));
+    out.cpu_models = merge_nodes(results.iter().flat_map(|r| &r.cpu_models));
     Ok(out)
 }
 

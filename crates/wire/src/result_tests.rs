@@ -48,6 +48,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         },
         scenarios: Vec::new(),
         nodes: Vec::new(),
+        cpu_models: Vec::new(),
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
@@ -140,6 +141,12 @@ fn merge_keeps_the_sorted_set_of_every_inputs_nodes() {
     let merged = merge(&[on(&["node-b"]), on(&[]), on(&["node-a", "node-b"])]).unwrap();
     assert_eq!(merged.nodes, ["node-a", "node-b"]);
     assert!(merge(&[on(&[]), on(&[])]).unwrap().nodes.is_empty());
+    let cpu = |m: &[&str]| LoadResult {
+        cpu_models: m.iter().map(|n| n.to_string()).collect(),
+        ..result_from(&[10, 20], 0, 1000, 0)
+    };
+    let merged = merge(&[cpu(&["EPYC"]), cpu(&[]), cpu(&["Xeon", "EPYC"])]).unwrap();
+    assert_eq!(merged.cpu_models, ["EPYC", "Xeon"]);
 }
 
 #[test]

@@ -61,6 +61,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         },
         scenarios: Vec::new(),
         nodes: Vec::new(),
+        cpu_models: Vec::new(),
         start_at_ms: None,
         start_late_ms: None,
         window_start_spread_ms: 0,
