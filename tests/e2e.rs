@@ -203,6 +203,7 @@ fn check_environment(r: &benchrun_api::CellResult) -> anyhow::Result<()> {
         r.cell,
         e.target_images
     );
+    println!("cell {} environment: {}", r.cell, serde_json::to_string(e)?);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")?;
     for (role, nodes) in [("Target", &r.target_nodes), ("Load", &r.load_nodes)] {
         for n in nodes {

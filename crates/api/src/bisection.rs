@@ -12,9 +12,12 @@
 //! at any time. [`worst_case`] bounds how many measurements a search can take.
 //!
 //! # Strategy
-//! 1. Measure the end expected to pass (min for capacity, max for demand). If it fails, the
-//!    answer is [`Outcome::NeverPasses`]. Then measure the other end; if it passes, the answer
-//!    is [`Outcome::AlwaysPasses`]. Ends are measured as given (whole numbers for integers).
+//! 1. Measure the end expected to pass (min for capacity, max for demand). If it fails
+//!    [`CONFIRMATIONS`] times, the answer is [`Outcome::NeverPasses`]. Then measure the other
+//!    end; if it passes [`CONFIRMATIONS`] times, the answer is [`Outcome::AlwaysPasses`]. An end
+//!    that would end the search decides the answer, so one cold measurement never does: it is
+//!    confirmed like every deciding value (a disagreement is a mixed result). Ends are measured
+//!    as given (whole numbers for integers).
 //! 2. Bisect the gap between the passing value nearest the boundary and the next measured value
 //!    beyond it until the two are within the precision: geometric mean for real values, rounded
 //!    to three significant figures (more for precisions finer than 5 %), so rates of 100 and
@@ -32,8 +35,8 @@
 //! is set aside in a *mixed zone*, and the bracket moves outward to the nearest values on either
 //! side, whose gaps to the zone are bisected to the precision and which are confirmed in turn.
 //! Passes beyond a failing value and fails before a passing value join the zone too. The
-//! reported bracket then spans the zone and may be wider than the precision; it is within the
-//! precision whenever no value was mixed. After more than [`MAX_MIXED`] mixed values the search
+//! reported bracket then spans the zone and may be wider than the precision (the answer line
+//! then says how wide and why); it is within the precision whenever no value was mixed. After more than [`MAX_MIXED`] mixed values the search
 //! stops with the bracket it has.
 //!
 //! Why three agreeing measurements: against a service whose p99 latency follows a queueing
@@ -497,9 +500,13 @@ fn decide(space: &Space, points: &[Point]) -> Step {
         return Step::Measure(point.value);
     }
     let near = space.near_end();
+    let unconfirmed = |value: f64| find(points, value).is_some_and(Point::unconfirmed);
     match find(points, near).map(Point::status) {
         None | Some(Status::Retry) => return Step::Measure(near),
         Some(Status::GivenUp) => return never_measured(points, near),
+        // An end that would end the search decides the answer: one cold measurement must
+        // not, so it is confirmed like every deciding value.
+        Some(Status::Fail) if unconfirmed(near) => return Step::Measure(near),
         Some(Status::Fail) => return never_passes(space, near, "fails"),
         Some(Status::Mixed) => return never_passes(space, near, "gives mixed results"),
         Some(Status::Pass) => {}
@@ -507,6 +514,7 @@ fn decide(space: &Space, points: &[Point]) -> Step {
     let far = space.far_end();
     match find(points, far).map(Point::status) {
         None | Some(Status::Retry) => Step::Measure(far),
+        Some(Status::Pass) if unconfirmed(far) => Step::Measure(far),
         Some(Status::Pass) => always_passes(space, far),
         Some(Status::Fail | Status::Mixed | Status::GivenUp) => search(space, points),
     }
@@ -612,6 +620,11 @@ fn finish(space: &Space, points: &[Point], bracket: &Bracket<'_>, note: &str) ->
         let values: Vec<String> = bracket.mixed.iter().map(|p| show(p.value)).collect();
         parts.push(format!("inconsistent results at {}", values.join(", ")));
     }
+    if let Some(f) =
+        failing.filter(|f| outcome == Outcome::Bracketed && !space.resolved(passing, *f))
+    {
+        parts.push(wider_than_asked(space, passing, f, bracket));
+    }
     if let Some(point) = blocking.filter(|_| outcome == Outcome::Unusable) {
         parts.push(format!(
             "{} could not be measured: {}",
@@ -620,6 +633,32 @@ fn finish(space: &Space, points: &[Point], bracket: &Bracket<'_>, note: &str) ->
         ));
     }
     done(Some(passing), failing, outcome, parts.join("; "))
+}
+
+/// Why a bracket is wider than the precision asked, with its width: inconsistent results
+/// near the boundary, or no value that can be set exactly between its ends.
+fn wider_than_asked(space: &Space, passing: f64, failing: f64, bracket: &Bracket<'_>) -> String {
+    let (low, high) = if passing <= failing {
+        (passing, failing)
+    } else {
+        (failing, passing)
+    };
+    let width = if space.integer {
+        format!("{} apart", show(high - low))
+    } else {
+        format!("{:.1}% wide", (high / low - 1.0) * 100.0)
+    };
+    let asked = if space.integer {
+        "adjacent values".to_string()
+    } else {
+        format!("{:.1}%", space.precision * 100.0)
+    };
+    let why = if !bracket.mixed.is_empty() {
+        "results within the noise of the boundary disagreed, so the mixed values are left between the ends (more repeats per value or longer windows narrow it)"
+    } else {
+        "no value that can be set exactly lies between its ends"
+    };
+    format!("the bracket is {width}, not the {asked} asked: {why}")
 }
 
 /// How the answer line starts for a direction.

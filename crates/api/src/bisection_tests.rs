@@ -209,30 +209,32 @@ fn bisection_values_are_rounded() {
     }
 }
 
+/// An end that would end the search is confirmed (issue 52: one cold first cell ended a
+/// search): the near end fails three times before `NeverPasses`.
 #[test]
-fn never_passes_after_one_measurement() {
+fn never_passes_after_three_failures_of_the_near_end() {
     let bounds = real(10.0, 10_000.0, 0.05);
     for direction in [CAPACITY, DEMAND] {
         let (answer, history) = run(direction, &bounds, |_| Verdict::Fail);
         assert_eq!(answer.outcome, Outcome::NeverPasses);
-        assert_eq!(history.len(), 1);
+        assert_eq!(history.len(), CONFIRMATIONS as usize);
         let near = if direction == CAPACITY {
             bounds.min
         } else {
             bounds.max
         };
-        assert_eq!(history[0].value, near);
+        assert!(history.iter().all(|m| m.value == near));
         assert_eq!(answer.passing, None);
     }
 }
 
 #[test]
-fn always_passes_after_two_measurements() {
+fn always_passes_after_the_far_end_passed_three_times() {
     let bounds = real(10.0, 10_000.0, 0.05);
     for direction in [CAPACITY, DEMAND] {
         let (answer, history) = run(direction, &bounds, |_| Verdict::Pass);
         assert_eq!(answer.outcome, Outcome::AlwaysPasses);
-        assert_eq!(history.len(), 2);
+        assert_eq!(history.len(), 1 + CONFIRMATIONS as usize);
         let far = if direction == CAPACITY {
             bounds.max
         } else {
@@ -240,6 +242,74 @@ fn always_passes_after_two_measurements() {
         };
         assert_eq!(answer.passing, Some(far));
     }
+}
+
+/// A cold first measurement of the near end fails, the next ones pass: the search goes on
+/// (the end is mixed, which for the near end means it cannot be the answer) instead of
+/// reporting `NeverPasses` from one cold cell. The far end that passes once and then fails is
+/// searched below, not reported as `AlwaysPasses`.
+#[test]
+fn one_cold_end_measurement_does_not_decide_the_search() {
+    let bounds = real(10.0, 10_000.0, 0.05);
+    let near = [Measurement {
+        value: 10.0,
+        verdict: Verdict::Fail,
+    }];
+    assert_eq!(next(CAPACITY, &bounds, &near), Step::Measure(10.0));
+    let far = [
+        Measurement {
+            value: 10.0,
+            verdict: Verdict::Pass,
+        },
+        Measurement {
+            value: 10_000.0,
+            verdict: Verdict::Pass,
+        },
+    ];
+    assert_eq!(next(CAPACITY, &bounds, &far), Step::Measure(10_000.0));
+    let mut far_mixed = far.to_vec();
+    far_mixed.push(Measurement {
+        value: 10_000.0,
+        verdict: Verdict::Fail,
+    });
+    match next(CAPACITY, &bounds, &far_mixed) {
+        Step::Measure(x) => assert!(x > 10.0 && x < 10_000.0, "{x}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A bracket left wider than the precision by inconsistent results says so, with its width;
+/// one within the precision says nothing of the kind.
+#[test]
+fn a_bracket_wider_than_asked_says_how_wide_and_why() {
+    let bounds = real(100.0, 1000.0, 0.05);
+    // Passes below 250, fails from 400 on, and between them flips at every measurement.
+    let mut calls = 0;
+    let service = move |x: f64| {
+        calls += 1;
+        if x < 250.0 || (x < 400.0 && calls % 2 == 0) {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    };
+    let (answer, _) = run(CAPACITY, &bounds, service);
+    let (p, f) = (answer.passing.unwrap(), answer.failing.unwrap());
+    assert!(f / p - 1.0 > 0.05, "{answer:?}");
+    assert!(
+        answer
+            .line
+            .contains("wide, not the 5.0% asked: results within the noise"),
+        "{}",
+        answer.line
+    );
+    let (sharp_answer, _) = run(CAPACITY, &bounds, sharp(CAPACITY, 321.0));
+    assert_eq!(sharp_answer.outcome, Outcome::Bracketed);
+    assert!(
+        !sharp_answer.line.contains("asked"),
+        "{}",
+        sharp_answer.line
+    );
 }
 
 #[test]
