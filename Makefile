@@ -214,10 +214,12 @@ namespaced: install
 	tests/smoke/namespaced-install.sh
 
 ## queue-load: what a queue of 300 runs (one measuring) costs the apiserver, in requests per
-## minute from its own counter, and the operator's memory (~4 min; not in `test`). N=1000 for more.
+## minute from its own counter, and the operator's memory (~4 min; not in `test`). N=1000 for more;
+## MODE=handovers for short runs that change hands during the reading (requests per hand-over,
+## then how long deleting the namespace of queued runs takes)
 queue-load: install
 	eval "$$(hack/cluster.sh env)"
-	hack/queue-load.sh $${N:-300} 60
+	hack/queue-load.sh $${N:-300} 60 $${MODE:-}
 
 ## demo-repeat: the demo run ten times, every cell checked for loadNodes (~55 min; not in `test`)
 demo-repeat: install

@@ -6,9 +6,17 @@
 # twice SECONDS apart (default 60). Prints the requests per minute in total and by verb and
 # resource, and the operator pods' memory from Prometheus; then deletes everything it made.
 # Needs the local cluster (or KUBECONFIG) with benchrun installed (make install).
+#
+# hack/queue-load.sh N SECONDS handovers: the same with a holder as short as the queued runs
+# (5 s), so that slots change hands during the reading: prints the hand-overs (runs finished
+# during it), the BenchmarkRun status writes, and the apiserver requests per hand-over. Then
+# deletes the namespace and prints how long that took, and how many status writes reached the
+# runs being deleted (the runs must go like plain objects).
 set -euo pipefail
 n=${1:-300}
 seconds=${2:-60}
+mode=${3:-}
+case $mode in ''|handovers) ;; *) echo "queue-load: unknown mode $mode (handovers or nothing)" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 [ -n "${KUBECONFIG:-}" ] || eval "$(hack/cluster.sh env)"
 ns=queue-load
@@ -16,7 +24,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"; kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 log() { echo "$(date +%H:%M:%S) queue-load: $*"; }
 
-log "commit $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain --untracked-files=no)" ] || echo ' (with uncommitted changes)'), operator image $(kubectl -n benchrun-system get deploy benchrun-operator -o jsonpath='{.spec.template.spec.containers[0].image}'), $(date -u +%Y-%m-%dT%H:%MZ)"
+log "commit $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain --untracked-files=no)" ] || echo ' (with uncommitted changes)'), operator image $(kubectl -n benchrun-system get deploy benchrun-operator -o jsonpath='{.spec.template.spec.containers[0].image}') built from $(kubectl -n benchrun-system get deploy benchrun-operator -o jsonpath='{.spec.template.spec.containers[0].env[?(@.name=="BENCHRUN_COMMIT")].value}' | grep . || echo 'an unknown commit'), $(date -u +%Y-%m-%dT%H:%MZ)"
 kubectl create namespace "$ns" >/dev/null
 # The batch is larger than the default --max-queued-per-namespace (50): lift the limit while
 # the script runs (restored on exit; the env var is absent from deploy/base when unset).
@@ -36,6 +44,7 @@ spec:
   scenarios: [{name: hello, path: /hello}]
   load: {connections: 2, rate: 50, duration: 10m, warmup: 1s, resources: {cpu: 100m, memory: 64Mi}}
 EOF
+[ "$mode" = handovers ] && sed -i 's/rate: 50, duration: 10m/duration: 5s/' "$dir/holder.yaml"
 kubectl -n "$ns" apply -f "$dir/holder.yaml" >/dev/null
 for _ in $(seq 120); do
   [ "$(kubectl -n "$ns" get benchmarkrun holder -o jsonpath='{.status.phase}')" = Running ] && break
@@ -59,14 +68,38 @@ counts() {
     sum[key] += $NF
   } END { for (k in sum) printf "%s\t%d\n", k, sum[k] }' | sort
 }
+finished() { kubectl -n "$ns" get benchmarkrun -o json | jq '[.items[] | select(.status.phase == "Succeeded" or .status.phase == "Failed")] | length'; }
+done_before=$(finished)
 counts >"$dir/before"
 sleep "$seconds"
 counts >"$dir/after"
+done_after=$(finished)
 phase=$(kubectl -n "$ns" get benchmarkrun holder -o jsonpath='{.status.phase}')
 join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$dir/before" "$dir/after" |
   awk -F '\t' -v s="$seconds" '{ d = ($3 - $2) * 60 / s; if (d > 0) printf "%10.0f  %s\n", d, $1; t += d }
     END { printf "%10.0f  total requests per minute (all clients)\n", t }' | sort -rn | head -16
-log "holder still $phase during the reading"
+if [ "$mode" = handovers ]; then
+  handovers=$((done_after - done_before))
+  join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$dir/before" "$dir/after" |
+    awk -F '\t' -v s="$seconds" -v h="$handovers" '
+      { d = $3 - $2; t += d; if ($1 ~ /benchmarkruns\/status$/) st += d }
+      END {
+        printf "%d hand-overs in %ds; %d requests (%d BenchmarkRun status writes)\n", h, s, t, st
+        if (h > 0) printf "%.0f requests and %.1f BenchmarkRun status writes per hand-over\n", t / h, st / h
+      }'
+  log "deleting namespace $ns with $(kubectl -n "$ns" get benchmarkrun --no-headers | wc -l) runs"
+  counts >"$dir/before-delete"
+  start=$(date +%s.%N)
+  kubectl delete namespace "$ns" --timeout=300s >/dev/null
+  end=$(date +%s.%N)
+  counts >"$dir/after-delete"
+  join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$dir/before-delete" "$dir/after-delete" |
+    awk -F '\t' -v secs="$(echo "$end - $start" | bc)" '
+      { d = $3 - $2; t += d; if ($1 ~ /benchmarkruns\/status$/) st += d }
+      END { printf "namespace deleted in %.1fs: %d apiserver requests meanwhile, %d of them BenchmarkRun status writes\n", secs, t, st }'
+else
+  log "holder still $phase during the reading"
+fi
 prom=${PROMETHEUS_URL:-}
 prom=${prom:-http://10.244.0.1:9090}
 for pod in $(kubectl -n benchrun-system get pods -l app.kubernetes.io/name=benchrun-operator -o name); do

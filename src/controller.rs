@@ -155,8 +155,10 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
 /// How often the runs cache is checked for a slot that was let go.
 const WAKE_CHECK: Duration = Duration::from_secs(1);
 
-/// Wakes the runs waiting for a measuring slot as soon as a holder lets go of one (finished,
-/// deleted, or its grant lapsed), from the runs cache alone: queued runs are not polled
+/// Wakes the runs next in line for a measuring slot as soon as one is free (its holder
+/// finished, was deleted, or its grant lapsed; or the run next in line went away), from the
+/// runs cache alone: only the runs whose turn came ([`slots::to_wake`]), so a hand-over costs
+/// a reconcile per freed slot, not one per queued run. Queued runs are not polled
 /// ([`crate::plan::QUEUED_RECHECK`] is a safety net), and this reads nothing from the apiserver.
 async fn wake_waiting_runs(
     ctx: Arc<Context>,
@@ -168,15 +170,14 @@ async fn wake_waiting_runs(
         if ctx.store.wait_until_ready().now_or_never().is_none() {
             continue;
         }
-        // Granted since the last look: a run granted and finished in between held too.
-        before.extend(ctx.slots.take_recent());
         let all: Vec<RunView> = ctx.store.state().iter().map(|r| RunView::of(r)).collect();
-        let now = slots::holders(&all, &ctx.slots.granted());
-        for key in slots::to_wake(&before, &now, &all) {
+        let holders = slots::holders(&all, &ctx.slots.granted());
+        let now = slots::next_in_line(ctx.slots.max(), &all, &holders);
+        for key in slots::to_wake(&before, &now) {
             let Some((ns, name)) = key.split_once('/') else {
                 continue;
             };
-            tracing::debug!(run = %key, "a measuring slot was let go; waking");
+            tracing::debug!(run = %key, "a measuring slot is free for it; waking");
             if wake
                 .unbounded_send(ObjectRef::new(name).within(ns))
                 .is_err()

@@ -101,14 +101,11 @@ pub struct SlotFacts {
 }
 
 impl SlotFacts {
-    /// Whether every slot is held (the cache ready): a run waiting on these facts gets its
-    /// turn only when a holder lets go, and is then woken ([`to_wake`]). Otherwise (the cache
-    /// not ready, or a free slot that older runs take first) its turn comes without that, so it
-    /// must look again.
-    pub fn all_held(&self) -> bool {
-        self.runs
-            .as_ref()
-            .is_some_and(|runs| holders(runs, &self.granted).len() >= self.max)
+    /// Whether the controller's waker will wake a run waiting on these facts when its turn
+    /// comes ([`to_wake`]: when it is next in line for a free slot): so whenever the cache of
+    /// runs is ready. Otherwise it must look again by itself.
+    pub fn woken_in_turn(&self) -> bool {
+        self.runs.is_some()
     }
 
     /// The verdict on these facts: [`SlotDecision::QueueFull`] for a run that would go beyond
@@ -247,18 +244,26 @@ pub fn holders(all: &[RunView], granted: &BTreeSet<String>) -> BTreeSet<String> 
     holders
 }
 
-/// The waiting runs to wake because a slot was freed: every run of `all` that waits for one
-/// (phase unset, `Pending` or `Queued`, not being deleted) when some run of `before` no longer
-/// holds (it finished, was deleted or its grant lapsed); none otherwise. A waiting run is not
-/// polled (see [`crate::plan`]'s queue): this is how its turn reaches it.
-pub fn to_wake(before: &BTreeSet<String>, now: &BTreeSet<String>, all: &[RunView]) -> Vec<String> {
-    if before.is_subset(now) {
-        return Vec::new();
-    }
-    all.iter()
-        .filter(|r| r.waiting())
+/// The runs next in line for a free slot: the first `max − holders` waiting runs in queue order
+/// ([`queue_order`]), those [`decide`] grants a slot now; none while every slot is held.
+pub fn next_in_line(max: usize, all: &[RunView], holders: &BTreeSet<String>) -> BTreeSet<String> {
+    let free = max.saturating_sub(holders.len());
+    queue_order(all, holders)
+        .into_iter()
+        .take(free)
         .map(|r| r.key.clone())
         .collect()
+}
+
+/// The waiting runs to wake: those next in line now ([`next_in_line`]) that were not at the
+/// last look (`before`). Only their decision changed (from waiting to a grant): every other
+/// waiting run would decide to wait again, and its status would not change (the queued
+/// message does not name the holder). So a hand-over wakes as many runs as it freed slots,
+/// however long the queue. A run next in line that went away before taking its slot (deleted,
+/// failed) puts the next one in line, who is woken at the next look. A waiting run is not
+/// polled (see [`crate::plan`]'s queue): this is how its turn reaches it.
+pub fn to_wake(before: &BTreeSet<String>, now: &BTreeSet<String>) -> Vec<String> {
+    now.difference(before).cloned().collect()
 }
 
 /// The grants of `granted` that still hold: their run is in `all`, not finished and not
@@ -276,8 +281,6 @@ fn live_grants(all: &[RunView], granted: &BTreeSet<String>) -> BTreeSet<String> 
 pub struct Slots {
     max: usize,
     granted: Mutex<BTreeSet<String>>,
-    /// The runs granted a slot since the waker last looked ([`Slots::take_recent`]).
-    recent: Mutex<BTreeSet<String>>,
 }
 
 impl Slots {
@@ -286,7 +289,6 @@ impl Slots {
         Self {
             max: max.max(1),
             granted: Mutex::default(),
-            recent: Mutex::default(),
         }
     }
 
@@ -310,19 +312,8 @@ impl Slots {
         let grant = decide(self.max, me, all, &granted) == SlotDecision::Grant;
         if grant {
             granted.insert(me.to_string());
-            self.recent
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(me.to_string());
         }
         grant
-    }
-
-    /// The runs granted a slot since the last call. The waker counts them among the holders it
-    /// saw before, so a run granted and finished between two of its looks (a target the
-    /// apiserver refuses fails within a second) still wakes the runs that waited for it.
-    pub fn take_recent(&self) -> BTreeSet<String> {
-        std::mem::take(&mut *self.recent.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
@@ -359,8 +350,21 @@ mod tests {
         matches!(d, SlotDecision::Wait(_))
     }
 
+    /// What the waker does at each look: the runs next in line now that were not before.
+    fn look(
+        max: usize,
+        all: &[RunView],
+        granted: &BTreeSet<String>,
+        before: &mut BTreeSet<String>,
+    ) -> Vec<String> {
+        let now = next_in_line(max, all, &holders(all, granted));
+        let woken = to_wake(before, &now);
+        *before = now;
+        woken
+    }
+
     #[test]
-    fn the_waiting_runs_are_woken_only_when_a_holder_lets_go() {
+    fn a_hand_over_wakes_only_the_run_next_in_line() {
         let running = |k: &str| view(k, Some(Phase::Running), 1);
         let mut all = vec![
             running("a/x"),
@@ -368,51 +372,55 @@ mod tests {
             view("a/q2", None, 3),
             view("a/done", Some(Phase::Succeeded), 0),
         ];
-        let before = holders(&all, &BTreeSet::new());
-        assert_eq!(before, BTreeSet::from(["a/x".to_string()]));
-        // Nothing changed, or a new holder came: nobody is woken.
-        assert!(to_wake(&before, &holders(&all, &BTreeSet::new()), &all).is_empty());
-        let granted = BTreeSet::from(["a/q1".to_string()]);
-        assert!(to_wake(&before, &holders(&all, &granted), &all).is_empty());
-        // The holder finished: every waiting run is woken, the finished ones are not.
+        all.extend((10..1010).map(|i| view(&format!("b/q{i}"), Some(Phase::Queued), i)));
+        let mut before = BTreeSet::new();
+        // Every slot held: nobody is next in line, nobody is woken, however long the queue.
+        assert!(look(1, &all, &BTreeSet::new(), &mut before).is_empty());
+        assert!(look(1, &all, &BTreeSet::new(), &mut before).is_empty());
+        // The holder finished: the one run next in line (b's turn: a was served) is woken.
         all[0].phase = Some(Phase::Succeeded);
-        let now = holders(&all, &BTreeSet::new());
-        assert_eq!(to_wake(&before, &now, &all), vec!["a/q1", "a/q2"]);
-        // The holder was deleted: the same.
-        all.remove(0);
-        assert_eq!(
-            to_wake(&before, &holders(&all, &BTreeSet::new()), &all),
-            vec!["a/q1", "a/q2"]
-        );
+        assert_eq!(look(1, &all, &BTreeSet::new(), &mut before), vec!["b/q10"]);
+        // Not again at the next look while it has not taken the slot.
+        assert!(look(1, &all, &BTreeSet::new(), &mut before).is_empty());
+        // It took the slot: nobody is next in line.
+        let granted = BTreeSet::from(["b/q10".to_string()]);
+        assert!(look(1, &all, &granted, &mut before).is_empty());
+        // Two slots freed at once wake two runs.
+        let mut two = BTreeSet::new();
+        let none = BTreeSet::new();
+        assert_eq!(look(3, &all[..4], &none, &mut two).len(), 2);
     }
 
     #[test]
-    fn a_run_granted_and_finished_between_two_looks_still_wakes_the_waiting_ones() {
-        let slots = Slots::new(1);
+    fn a_run_next_in_line_that_went_away_wakes_the_next_one() {
         let mut all = vec![
             view("a/refused", None, 1),
             view("a/after", Some(Phase::Queued), 2),
         ];
-        // The waker's last look: nobody held.
-        let before = holders(&all, &slots.granted());
-        assert!(before.is_empty());
-        // Then `refused` was granted, `after` told to wait for it, and `refused` failed.
-        assert!(slots.take("a/refused", &all));
+        let mut before = BTreeSet::new();
+        // Nobody holds: `refused` is next in line.
         assert_eq!(
-            reconcile(&slots, "a/after", &all),
-            SlotDecision::Wait(vec!["a/refused".into()])
+            look(1, &all, &BTreeSet::new(), &mut before),
+            vec!["a/refused"]
         );
+        // Between two looks it was granted a slot and failed (a target the apiserver refuses
+        // fails within a second): `after` is next in line and woken.
+        let slots = Slots::new(1);
+        assert!(slots.take("a/refused", &all));
         all[0].phase = Some(Phase::Failed);
-        let now = holders(&all, &slots.granted());
-        assert!(now.is_empty());
-        assert!(
-            to_wake(&before, &now, &all).is_empty(),
-            "the looks alone miss it"
+        assert_eq!(
+            look(1, &all, &slots.granted(), &mut before),
+            vec!["a/after"]
         );
-        let mut before = before;
-        before.extend(slots.take_recent());
-        assert_eq!(to_wake(&before, &now, &all), vec!["a/after"]);
-        assert!(slots.take_recent().is_empty(), "taken once");
+        // Deleted before it took its slot: the same.
+        let mut all = vec![
+            view("a/gone", Some(Phase::Queued), 1),
+            view("a/next", Some(Phase::Queued), 2),
+        ];
+        let mut before = BTreeSet::new();
+        assert_eq!(look(1, &all, &BTreeSet::new(), &mut before), vec!["a/gone"]);
+        all[0].deleting = true;
+        assert_eq!(look(1, &all, &BTreeSet::new(), &mut before), vec!["a/next"]);
     }
 
     #[test]

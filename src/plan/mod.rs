@@ -23,8 +23,8 @@
 //! A run that is not yet `Running` starts only once it holds a measuring slot: the planner
 //! decides from the observed slot facts ([`crate::slots::decide`]); a run the slot is free for
 //! gets only [`Action::TakeSlot`] and an immediate requeue, a run that must wait is `Queued`
-//! naming the holders, and is woken by the controller when a holder lets go (it is not
-//! polled, and observation reads nothing from the apiserver for it).
+//! and is woken by the controller when it is next in line for a free slot (it is not polled,
+//! and observation reads nothing from the apiserver for it).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -41,11 +41,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use crate::observed::Observed;
 
 /// When a queued run looks again at the slots although nobody woke it: the controller wakes
-/// every waiting run as soon as a holder lets go of its slot ([`crate::slots::to_wake`]), so
+/// the runs next in line as soon as a slot is free for them ([`crate::slots::to_wake`]), so
 /// this is only a safety net. A queued run's reconcile reads nothing from the apiserver.
 pub const QUEUED_RECHECK: Duration = Duration::from_secs(300);
-/// When a queued run looks again while its turn can come without a holder letting go (the
-/// cache of runs not ready yet, or a free slot that older runs take first).
+/// When a queued run looks again while the controller cannot wake it in turn (the cache of
+/// runs not ready yet).
 pub const QUEUE_POLL: Duration = Duration::from_secs(5);
 /// How far ahead of the load Job's creation its pods are told to begin when there are several
 /// (`--start-at`): time for all of them to be scheduled and started, so they begin together.

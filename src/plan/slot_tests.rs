@@ -165,8 +165,9 @@ fn waiting_names_every_holder_and_older_queued_runs() {
     assert!(d.notes[0]
         .message
         .contains("held by team/old (before it in the queue)"));
-    // A slot is free: its turn comes without a holder letting go, so it looks again soon.
-    assert_eq!(d.requeue, Some(crate::plan::QUEUE_POLL));
+    // A slot is free, older runs take it first: the controller wakes this run when it is
+    // next in line, so it does not poll.
+    assert_eq!(d.requeue, Some(crate::plan::QUEUED_RECHECK));
 }
 
 #[test]

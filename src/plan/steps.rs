@@ -170,7 +170,7 @@ impl Planner<'_> {
         self.accept();
         self.condition(ConditionType::Running, false, Reason::Queued, message);
         self.progress();
-        self.after(match self.obs.slot.all_held() {
+        self.after(match self.obs.slot.woken_in_turn() {
             true => super::QUEUED_RECHECK,
             false => super::QUEUE_POLL,
         });
