@@ -411,7 +411,9 @@ fn per_second_p50_ms(load: &LoadResult) -> Vec<f64> {
 /// starts), trend ([`steady::repeats_trend`]: throughput, or the median latency of an
 /// open-model cell), by cell index.
 pub fn repeats_not_steady(results: &[CellResult]) -> BTreeMap<i32, Warning> {
-    let mut by_cell: BTreeMap<i32, (Figure, Vec<(i64, i32, f64)>)> = BTreeMap::new();
+    // Per cell: its figure and, per measured repeat, (window start, repeat, value).
+    type Repeats = (Figure, Vec<(i64, i32, f64)>);
+    let mut by_cell: BTreeMap<i32, Repeats> = BTreeMap::new();
     for r in results.iter().filter(|r| r.outcome == Outcome::Measured) {
         let figure = match r.coordinates.rate {
             None => Figure::Throughput,

@@ -149,7 +149,7 @@ async fn a_jvm_is_not_steady_after_a_short_warm_up_and_a_warm_up_until_steady_sa
                 w.code == WarningCode::NotSteady && w.message.contains("reached its cap of 60s")
             });
             anyhow::ensure!(
-                capped == !steady,
+                capped != steady,
                 "repeat {}: warmupSteady {steady} but cap warning {capped}: {:?}",
                 r.repeat,
                 r.warnings
