@@ -88,7 +88,7 @@ stacks: cluster
 	fi
 
 ## stacks-e2e: only the stacks whose images `make e2e` runs (E2E_STACKS)
-E2E_STACKS ?= express couchdb couch-seed
+E2E_STACKS ?= express couchdb couch-seed spring-mvc
 stacks-e2e:
 	$(MAKE) --no-print-directory stacks STACKS="$(E2E_STACKS)"
 

@@ -28,6 +28,8 @@ mod schedule;
 mod search;
 #[path = "e2e/seeds.rs"]
 mod seeds;
+#[path = "e2e/steady.rs"]
+mod steady;
 #[path = "e2e/support.rs"]
 mod support;
 #[path = "e2e/tenancy.rs"]

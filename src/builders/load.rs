@@ -98,6 +98,12 @@ pub(crate) fn load_args(
         Warmup::None => {}
         Warmup::Duration(d) => args.extend(["--warmup".into(), format_duration(d)]),
         Warmup::Requests(n) => args.extend(["--warmup".into(), share(n, pods).to_string()]),
+        Warmup::UntilSteady { min, max } => {
+            if !min.is_zero() {
+                args.extend(["--warmup".into(), format_duration(min)]);
+            }
+            args.extend(["--warmup-until-steady".into(), format_duration(max)]);
+        }
     }
     args.extend(["--timeout".into(), format_duration(run.timeout)]);
     if !cell.keep_alive {
@@ -528,6 +534,30 @@ mod tests {
                 .replace("  thinkTime: 250ms\n", "  thinkTime: 1s\n"),
         );
         assert_eq!(counted.expected_load_time().as_secs(), 10 + 3 + 1001);
+    }
+
+    #[test]
+    fn a_warmup_until_steady_passes_its_cap_and_least_and_its_cap_bounds_the_deadline() {
+        let spec = DEMO.replace("  pods: 2\n", "").replace(
+            "  warmup: 3s\n",
+            "  warmup: 3s\n  warmupUntilSteady: {max: 2m}\n",
+        );
+        let run = validated(&spec);
+        let args = args_of(&job_of(&run, 0, 0, "1.2.3.4"));
+        assert_eq!(value_after(&args, "--warmup").as_deref(), Some("3s"));
+        assert_eq!(
+            value_after(&args, "--warmup-until-steady").as_deref(),
+            Some("2m")
+        );
+        // The cap and the requests then in flight, then the window.
+        assert_eq!(run.expected_load_time().as_secs(), 120 + 10 + 10);
+        let spec = spec.replace("  warmup: 3s\n", "");
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
+        assert_eq!(value_after(&args, "--warmup"), None);
+        assert_eq!(
+            value_after(&args, "--warmup-until-steady").as_deref(),
+            Some("2m")
+        );
     }
 
     #[test]

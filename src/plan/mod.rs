@@ -214,12 +214,13 @@ pub fn fixed_load_time(run: &ValidatedRun, cell: &Cell) -> Option<Duration> {
     Some(warmup_time(run)? + window)
 }
 
-/// Ramp-up plus warm-up when both are durations (no warm-up counts as none).
+/// Ramp-up plus warm-up when both are durations (no warm-up counts as none; a warm-up until
+/// steady lasts as long as the target needs).
 fn warmup_time(run: &ValidatedRun) -> Option<Duration> {
     let warm = match run.warmup {
         Warmup::Duration(d) => d,
         Warmup::None => Duration::ZERO,
-        Warmup::Requests(_) => return None,
+        Warmup::Requests(_) | Warmup::UntilSteady { .. } => return None,
     };
     Some(run.ramp_up.unwrap_or_default() + warm)
 }

@@ -601,8 +601,9 @@ impl Planner<'_> {
             .filter(|r| config(r.cell as usize) == this)
             .find_map(|r| r.target_ready_seconds)
             .map(|s| (s * 1000.0).round() as i64);
-        let warmup_ms = match self.run.warmup {
-            Warmup::Duration(d) => d.as_millis() as i64,
+        let warmup_ms = match (self.run.warmup, &load.warmup_until_steady) {
+            (_, Some(w)) => (w.seconds * 1000.0) as i64,
+            (Warmup::Duration(d), None) => d.as_millis() as i64,
             _ => 0,
         };
         let load_start = i64::try_from(load.window_start_ms)

@@ -115,6 +115,11 @@ pub fn measured_result(
         requests: Some(int(load.requests)),
         warmup_requests: Some(int(load.warmup_requests)),
         warmup_failed: Some(int(load.warmup_failed)),
+        warmup_seconds: load
+            .warmup_until_steady
+            .as_ref()
+            .map(|w| round(w.seconds, 1)),
+        warmup_steady: load.warmup_until_steady.as_ref().map(|w| w.steady),
         errors: Some(ErrorCounts {
             connect_refused: int(e.connect_refused),
             connect_timeout: int(e.connect_timeout),
@@ -177,6 +182,7 @@ pub fn measured_result(
         &pods.operator,
     );
     r.warnings = validity::warnings(run, &r, load.threads, usage.is_some());
+    r.warnings.extend(validity::not_steady(load));
     r.warnings
         .extend(validity::service_restarted(&pods.service_restarts));
     r.slo = run.slo.as_ref().map(|s| slo::verdict(s, &r));
@@ -334,19 +340,25 @@ fn time(ms: u64) -> Option<Time> {
 }
 
 /// Adds `HighVariance` to every measured repeat of each cell whose throughput's coefficient of
-/// variation across its measured repeats exceeds 10 %, replacing an earlier `HighVariance`
-/// (so calling it again, or after another repeat, never duplicates the warning).
+/// variation across its measured repeats exceeds 10 %, and `NotSteady` to every measured
+/// repeat of each cell whose repeats trend in the order measured
+/// ([`validity::repeats_not_steady`]), replacing earlier ones of both (so calling it again, or
+/// after another repeat, never duplicates a warning; a window's own `NotSteady` stays).
 pub fn apply_variance(results: &mut [CellResult], repeats: usize) {
     if repeats < 2 {
         return;
     }
     let found = validity::variance_warnings(results);
+    let trending = validity::repeats_not_steady(results);
     for r in results.iter_mut() {
-        r.warnings.retain(|w| w.code != WarningCode::HighVariance);
+        r.warnings.retain(|w| {
+            w.code != WarningCode::HighVariance
+                && !(w.code == WarningCode::NotSteady
+                    && w.message.starts_with(validity::ACROSS_REPEATS))
+        });
         if r.outcome == Outcome::Measured {
-            if let Some(w) = found.get(&r.cell) {
-                r.warnings.push(w.clone());
-            }
+            r.warnings.extend(found.get(&r.cell).cloned());
+            r.warnings.extend(trending.get(&r.cell).cloned());
         }
     }
 }

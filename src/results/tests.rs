@@ -95,6 +95,7 @@ pub(crate) fn load() -> LoadResult {
         throughput: 1000.0,
         warmup_requests: 2_500,
         warmup_failed: 3,
+        warmup_until_steady: None,
         latency: stats(12_345.678_9, 10_100, 41_200, 90_500),
         latency_uncorrected: None,
         connect: stats(250.0, 240, 400, 900),
@@ -432,6 +433,108 @@ fn steady_repeats_and_single_runs_get_no_high_variance() {
     let mut one = repeats(&[1000.0, 500.0]);
     apply_variance(&mut one, 1);
     assert!(one.iter().all(|r| r.warnings.is_empty()));
+}
+
+#[test]
+fn trending_repeats_get_not_steady_once_and_a_window_s_own_stays() {
+    let mut rs = repeats(&[251.0, 770.0, 936.0]);
+    rs[1].warnings.push(Warning::new(
+        WarningCode::NotSteady,
+        "throughput rose within the measured window, ...",
+    ));
+    apply_variance(&mut rs, 3);
+    apply_variance(&mut rs, 3);
+    let codes: Vec<Vec<&str>> = rs
+        .iter()
+        .map(|r| r.warnings.iter().map(|w| w.code.as_str()).collect())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            vec!["HighVariance", "NotSteady"],
+            vec!["NotSteady", "HighVariance", "NotSteady"],
+            vec!["HighVariance", "NotSteady"],
+        ]
+    );
+    assert!(rs[0].warnings[1]
+        .message
+        .starts_with("across its 3 repeats"));
+    // The cell no longer trends once a fourth repeat falls back: the warning goes.
+    rs.extend(repeats(&[251.0, 770.0, 936.0, 300.0]).pop());
+    apply_variance(&mut rs, 4);
+    assert!(rs[0]
+        .warnings
+        .iter()
+        .all(|w| w.code != WarningCode::NotSteady));
+    assert_eq!(
+        rs[1]
+            .warnings
+            .iter()
+            .filter(|w| w.code == WarningCode::NotSteady)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_warm_up_until_steady_is_recorded_with_the_result() {
+    let run = run();
+    let mut l = load();
+    l.warmup_until_steady = Some(benchrun_wire::SteadyWarmup {
+        seconds: 23.456,
+        steady: true,
+        max_seconds: 60.0,
+        figure: benchrun_wire::SteadyFigure::Throughput,
+        trailing_seconds: 10,
+        change: Some(0.004),
+    });
+    let r = measured_result(
+        &run,
+        &run.cells[0],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &PodFacts::default(),
+        None,
+    );
+    assert_eq!(
+        (r.warmup_seconds, r.warmup_steady),
+        (Some(23.5), Some(true))
+    );
+    assert!(
+        r.warnings.iter().all(|w| w.code != WarningCode::NotSteady),
+        "{:?}",
+        r.warnings
+    );
+    l.warmup_until_steady.as_mut().unwrap().steady = false;
+    let r = measured_result(
+        &run,
+        &run.cells[0],
+        0,
+        &l,
+        Some(&usage()),
+        BTreeMap::new(),
+        &PodFacts::default(),
+        None,
+    );
+    assert_eq!(r.warmup_steady, Some(false));
+    assert!(
+        r.warnings.iter().any(|w| w.code == WarningCode::NotSteady),
+        "{:?}",
+        r.warnings
+    );
+    let plain = measured_result(
+        &run,
+        &run.cells[0],
+        0,
+        &load(),
+        Some(&usage()),
+        BTreeMap::new(),
+        &PodFacts::default(),
+        None,
+    );
+    assert_eq!((plain.warmup_seconds, plain.warmup_steady), (None, None));
 }
 
 #[test]

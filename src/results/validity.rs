@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use benchrun_api::validate::Warmup;
 use benchrun_api::{CellResult, ErrorCounts, Outcome, ValidatedRun, Warning, WarningCode};
+use benchrun_wire::steady::{self, Trend};
+use benchrun_wire::{LoadResult, Model};
 
 use crate::num::{format_ms, format_rate};
 
@@ -290,6 +292,176 @@ fn times(n: i32) -> String {
     }
 }
 
+/// What a `NotSteady` warning of a cell's repeats begins with (`across its 3 repeats, ...`);
+/// the one of a window does not, so [`super::apply_variance`] replaces only the former.
+pub const ACROSS_REPEATS: &str = "across its ";
+
+const ADVICE_STEADY: &str = "warm up longer, or until steady with load.warmupUntilSteady";
+
+/// A figure the steady-state checks judge: its name, unit and how it is written.
+#[derive(Clone, Copy)]
+enum Figure {
+    /// Closed model: requests per second.
+    Throughput,
+    /// Open model: the median latency (the schedule fixes the throughput).
+    MedianLatency,
+}
+
+impl Figure {
+    fn name(self) -> &'static str {
+        match self {
+            Figure::Throughput => "throughput",
+            Figure::MedianLatency => "median latency",
+        }
+    }
+
+    fn value(self, x: f64) -> String {
+        match self {
+            Figure::Throughput => format!("{x:.0} req/s"),
+            Figure::MedianLatency => format_ms(x),
+        }
+    }
+
+    fn moved(self, t: &Trend) -> &'static str {
+        if t.slope >= 0.0 {
+            "rose"
+        } else {
+            "fell"
+        }
+    }
+}
+
+/// A signed percentage: `+21%`, `-4.5%`.
+fn signed_percent(f: f64) -> String {
+    let p = f * 100.0;
+    if p.abs() >= 10.0 {
+        format!("{p:+.0}%")
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
+/// `NotSteady` for one measurement: its window's per-second figure trended
+/// ([`steady::window_trend`]: throughput in the closed model, the median latency of each
+/// second in the open), or its warm-up until steady reached its cap; one warning saying
+/// both when both hold.
+pub fn not_steady(load: &LoadResult) -> Option<Warning> {
+    let (figure, series) = match load.model {
+        Model::Closed => (
+            Figure::Throughput,
+            crate::comparisons::per_second_throughput(load),
+        ),
+        Model::Open => (Figure::MedianLatency, per_second_p50_ms(load)),
+    };
+    let window = steady::window_trend(&series).map(|t| {
+        let (lo, hi) = t.change_interval().unwrap_or((t.change(), t.change()));
+        format!("{} {} within the measured window, from about {} to {} over its {} whole seconds ({} of its median by the Theil–Sen slope, 99 % interval {} to {}); the target was still warming up (JIT compilation, caches, pools) or drifting, so the window mixes two states — {ADVICE_STEADY}",
+            figure.name(),
+            figure.moved(&t),
+            figure.value(t.intercept),
+            figure.value(t.end()),
+            t.n,
+            signed_percent(t.change()),
+            signed_percent(lo),
+            signed_percent(hi),
+        )
+    });
+    let cap = load
+        .warmup_until_steady
+        .as_ref()
+        .filter(|w| !w.steady)
+        .map(|w| {
+            let still = match w.change {
+                Some(c) => format!(
+                    "with {} still changing ({} over its last {} s)",
+                    w.figure.as_str(),
+                    signed_percent(c),
+                    w.trailing_seconds
+                ),
+                None => format!(
+                    "before its {} s of {} could be judged",
+                    w.trailing_seconds,
+                    w.figure.as_str()
+                ),
+            };
+            format!("the warm-up until steady reached its cap of {:.0}s {still}; the window may have begun before the target was steady — raise load.warmupUntilSteady.max",
+                w.max_seconds
+            )
+        });
+    let message = match (window, cap) {
+        (Some(w), Some(c)) => format!("{w}; {c}"),
+        (w, c) => w.or(c)?,
+    };
+    Some(Warning::new(WarningCode::NotSteady, message))
+}
+
+/// The median latency (ms) of each whole second inside the measured window.
+fn per_second_p50_ms(load: &LoadResult) -> Vec<f64> {
+    load.timeline
+        .iter()
+        .filter(|e| {
+            let start = e.second.saturating_mul(1000);
+            start >= load.window_start_ms && start.saturating_add(1000) <= load.window_end_ms
+        })
+        .map(|e| e.p50_us as f64 / 1000.0)
+        .collect()
+}
+
+/// `NotSteady` for each cell whose measured repeats, in the order measured (their window
+/// starts), trend ([`steady::repeats_trend`]: throughput, or the median latency of an
+/// open-model cell), by cell index.
+pub fn repeats_not_steady(results: &[CellResult]) -> BTreeMap<i32, Warning> {
+    // Per cell: its figure and, per measured repeat, (window start, repeat, value).
+    type Repeats = (Figure, Vec<(i64, i32, f64)>);
+    let mut by_cell: BTreeMap<i32, Repeats> = BTreeMap::new();
+    for r in results.iter().filter(|r| r.outcome == Outcome::Measured) {
+        let figure = match r.coordinates.rate {
+            None => Figure::Throughput,
+            Some(_) => Figure::MedianLatency,
+        };
+        let value = match figure {
+            Figure::Throughput => r.throughput,
+            Figure::MedianLatency => r.latency_ms.as_ref().map(|l| l.p50),
+        };
+        let Some(value) = value else { continue };
+        let at = r
+            .window_start
+            .as_ref()
+            .map_or(i64::MAX, |t| t.0.as_millisecond());
+        by_cell
+            .entry(r.cell)
+            .or_insert((figure, Vec::new()))
+            .1
+            .push((at, r.repeat, value));
+    }
+    by_cell
+        .into_iter()
+        .filter_map(|(cell, (figure, mut repeats))| {
+            repeats.sort_by_key(|&(at, repeat, _)| (at, repeat));
+            let values: Vec<f64> = repeats.iter().map(|r| r.2).collect();
+            let t = steady::repeats_trend(&values)?;
+            let shown: Vec<String> = values
+                .iter()
+                .map(|v| match figure {
+                    Figure::Throughput => format!("{v:.0}"),
+                    Figure::MedianLatency => format!("{v:.2}"),
+                })
+                .collect();
+            let unit = match figure {
+                Figure::Throughput => "req/s",
+                Figure::MedianLatency => "ms",
+            };
+            Some((cell, Warning::new(WarningCode::NotSteady, format!("{ACROSS_REPEATS}{} repeats, in the order measured, {} {} {} {unit} ({} of their median by the Theil–Sen slope); repeats that trend are not exchangeable: their spread, and any comparison resting on them, measure the trend rather than the target — {ADVICE_STEADY}, or measure each repeat on fresh pods",
+                values.len(),
+                figure.name(),
+                figure.moved(&t),
+                shown.join(" → "),
+                signed_percent(t.change()),
+            ))))
+        })
+        .collect()
+}
+
 /// Coefficient of variation (sample standard deviation over mean); `None` for fewer than two
 /// values or a zero mean.
 pub fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
@@ -530,6 +702,140 @@ mod tests {
         assert!((cv - 0.2).abs() < 1e-12, "{cv}");
         assert_eq!(coefficient_of_variation(&[1000.0]), None);
         assert_eq!(coefficient_of_variation(&[0.0, 0.0]), None);
+    }
+
+    /// [`crate::results::tests::load`] (ten whole seconds) with these per-second request
+    /// counts and median latencies (ms).
+    fn seconds(requests: &[u64], p50_ms: &[f64]) -> benchrun_wire::LoadResult {
+        let mut load = crate::results::tests::load();
+        let first = load.window_start_ms / 1000;
+        load.timeline = requests
+            .iter()
+            .zip(p50_ms)
+            .enumerate()
+            .map(|(i, (n, ms))| {
+                let mut h = benchrun_wire::hist::new_timeline();
+                h.record((ms * 1000.0) as u64).unwrap();
+                benchrun_wire::result::timeline_entry(first + i as u64, *n, 0, &h)
+            })
+            .collect();
+        load
+    }
+
+    const FLAT: [u64; 10] = [1003, 996, 1010, 990, 1001, 1007, 994, 1000, 1005, 998];
+
+    #[test]
+    fn a_window_whose_throughput_rises_is_not_steady_and_a_flat_one_is() {
+        let rising: Vec<u64> = (0..10).map(|i| 800 + 30 * i).collect();
+        let w = not_steady(&seconds(&rising, &[2.0; 10])).expect("rising");
+        assert_eq!(w.code, WarningCode::NotSteady);
+        assert!(
+            w.message.starts_with("throughput rose within the measured window, from about 800 req/s to 1070 req/s over its 10 whole seconds (+29% of its median by the Theil–Sen slope, 99 % interval +29% to +29%)"),
+            "{w}"
+        );
+        assert!(
+            w.message
+                .ends_with("warm up longer, or until steady with load.warmupUntilSteady"),
+            "{w}"
+        );
+        assert_eq!(not_steady(&seconds(&FLAT, &[2.0; 10])), None);
+        // Seconds outside the window do not count: the same rise, all but 4 s outside it.
+        let mut short = seconds(&rising, &[2.0; 10]);
+        short.window_start_ms += 6_000;
+        assert_eq!(not_steady(&short), None);
+    }
+
+    #[test]
+    fn an_open_model_window_is_judged_by_its_median_latency() {
+        let p50: Vec<f64> = (0..10).map(|i| 12.0 - 0.5 * i as f64).collect();
+        let mut load = seconds(&[500; 10], &p50);
+        load.model = benchrun_wire::Model::Open;
+        let w = not_steady(&load).expect("falling latency");
+        assert!(
+            w.message
+                .starts_with("median latency fell within the measured window, from about 12"),
+            "{w}"
+        );
+        load.model = benchrun_wire::Model::Closed;
+        assert_eq!(not_steady(&load), None, "the throughput was flat");
+    }
+
+    #[test]
+    fn a_warm_up_that_reached_its_cap_is_not_steady_and_says_so_with_the_window() {
+        let cap = |change| benchrun_wire::SteadyWarmup {
+            seconds: 60.4,
+            steady: false,
+            max_seconds: 60.0,
+            figure: benchrun_wire::SteadyFigure::Throughput,
+            trailing_seconds: 10,
+            change,
+        };
+        let mut load = seconds(&FLAT, &[2.0; 10]);
+        load.warmup_until_steady = Some(cap(Some(0.079)));
+        assert_eq!(
+            not_steady(&load).unwrap().to_string(),
+            "NotSteady: the warm-up until steady reached its cap of 60s with throughput still changing (+7.9% over its last 10 s); the window may have begun before the target was steady — raise load.warmupUntilSteady.max"
+        );
+        load.warmup_until_steady = Some(cap(None));
+        assert!(not_steady(&load)
+            .unwrap()
+            .message
+            .contains("before its 10 s of throughput could be judged"));
+        // Both: one warning.
+        let rising: Vec<u64> = (0..10).map(|i| 800 + 30 * i).collect();
+        let mut both = seconds(&rising, &[2.0; 10]);
+        both.warmup_until_steady = Some(cap(Some(0.079)));
+        let w = not_steady(&both).unwrap();
+        assert!(w.message.starts_with("throughput rose within"), "{w}");
+        assert!(
+            w.message
+                .contains("; the warm-up until steady reached its cap"),
+            "{w}"
+        );
+        // A warm-up that found the target steady says nothing.
+        let mut fine = seconds(&FLAT, &[2.0; 10]);
+        fine.warmup_until_steady = Some(benchrun_wire::SteadyWarmup {
+            steady: true,
+            ..cap(Some(0.01))
+        });
+        assert_eq!(not_steady(&fine), None);
+    }
+
+    fn repeat(cell: i32, repeat: i32, second: i64, throughput: f64) -> CellResult {
+        let mut r = measured();
+        r.cell = cell;
+        r.repeat = repeat;
+        r.throughput = Some(throughput);
+        r.window_start = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            jiff::Timestamp::from_second(1_764_511_200 + second).unwrap(),
+        ));
+        r
+    }
+
+    #[test]
+    fn repeats_that_trend_in_the_order_measured_are_not_steady() {
+        // Issue 52's Spring MVC cell, its repeats stored out of order (interleaved rounds).
+        let results = vec![
+            repeat(0, 2, 60, 936.0),
+            repeat(0, 0, 0, 251.0),
+            repeat(0, 1, 30, 770.0),
+            repeat(1, 0, 10, 1000.0),
+            repeat(1, 1, 40, 1010.0),
+            repeat(1, 2, 70, 990.0),
+        ];
+        let found = repeats_not_steady(&results);
+        assert_eq!(found.keys().copied().collect::<Vec<_>>(), [0]);
+        assert_eq!(
+            found[&0].to_string(),
+            "NotSteady: across its 3 repeats, in the order measured, throughput rose 251 → 770 → 936 req/s (+89% of their median by the Theil–Sen slope); repeats that trend are not exchangeable: their spread, and any comparison resting on them, measure the trend rather than the target — warm up longer, or until steady with load.warmupUntilSteady, or measure each repeat on fresh pods"
+        );
+        // In repeat order (not time order) they would not have been one way.
+        let shuffled = vec![
+            repeat(0, 0, 0, 251.0),
+            repeat(0, 1, 60, 770.0),
+            repeat(0, 2, 30, 936.0),
+        ];
+        assert!(repeats_not_steady(&shuffled).is_empty());
     }
 
     #[test]

@@ -421,6 +421,9 @@ pub struct SequenceRange {
     validation = Rule::new("!(has(self.warmup) && has(self.warmupRequests))").message("load: set at most one of load.warmup (a duration) or load.warmupRequests (a count)"),
     validation = Rule::new("!has(self.requests) || self.requests >= self.connections").message("load.requests must be at least load.connections so every connection sends a request"),
     validation = Rule::new("!(has(self.rate) && has(self.thinkTime))").message("load.thinkTime is for the closed model: remove it or load.rate (the open model's schedule sets the pace)"),
+    validation = Rule::new("!has(self.warmupUntilSteady) || !has(self.warmupRequests)").message("load.warmupUntilSteady warms up by time: remove load.warmupRequests (load.warmup, a duration, is then the least warm-up)"),
+    validation = Rule::new("!has(self.warmupUntilSteady) || !has(self.pods) || self.pods == 1").message("load.warmupUntilSteady needs load.pods: 1 (each load pod would end its warm-up on its own and their windows would begin apart): remove load.pods or load.warmupUntilSteady"),
+    validation = Rule::new("!has(self.warmupUntilSteady) || !has(self.warmup) || duration(self.warmup) <= duration(has(self.warmupUntilSteady.max) ? self.warmupUntilSteady.max : '1m')").message("load.warmup (with load.warmupUntilSteady, the least warm-up) must not exceed load.warmupUntilSteady.max (the most, default 1m)"),
 )]
 pub struct Load {
     /// Concurrent connections (closed model: requests in flight), summed over the load pods.
@@ -460,6 +463,16 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 100000000))]
     pub warmup_requests: Option<i64>,
+
+    /// Warm up until the target is steady rather than for a fixed time, as JMH's warm-up
+    /// iterations do: the load generator goes on warming up until the per-second throughput
+    /// (open model: latency) of its last seconds, as many as `load.duration` lasts (10 to 60),
+    /// no longer trends, for at least `load.warmup` (when set) and at most `max`. Each result
+    /// records how long its warm-up took (`results[].warmupSeconds`); one that reached `max`
+    /// gets the warning `NotSteady`. `{}` takes the defaults. Needs one load pod. See
+    /// `docs/metrics.md`, Steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_until_steady: Option<WarmupUntilSteady>,
 
     /// Seed of the values drawn for `scenarios[].values`. Set, every measurement draws the
     /// same values (repeats send the same requests); absent, each measurement's seed comes
@@ -516,6 +529,17 @@ pub struct Load {
     /// `--allowed-node-selector-keys` (else the run is refused, reason `NotAllowed`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
+}
+
+/// `load.warmupUntilSteady`: a warm-up that lasts until the target is steady.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct WarmupUntilSteady {
+    /// The longest the warm-up may last (default `"1m"`, between `"15s"` and `"30m"`): then
+    /// the measured window begins, steady or not, and the result says it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("duration(self) >= duration('15s') && duration(self) <= duration('30m')").message("load.warmupUntilSteady.max must be a duration between 15s and 30m, e.g. \"1m\""))]
+    pub max: Option<String>,
 }
 
 /// The axes of the experiment. Each non-empty list replaces the corresponding single value.

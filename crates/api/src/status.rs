@@ -431,6 +431,15 @@ pub struct CellResult {
     /// timed out): like failed measured requests, they may never have reached the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_failed: Option<i64>,
+    /// With `load.warmupUntilSteady`: how long the warm-up lasted, in seconds (after any
+    /// ramp-up, to the start of the measured window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_seconds: Option<f64>,
+    /// With `load.warmupUntilSteady`: `true` when the load generator found the target steady
+    /// before `load.warmupUntilSteady.max`, `false` when that cap ended the warm-up (the
+    /// result then has `NotSteady`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_steady: Option<bool>,
     /// Errors by class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorCounts>,

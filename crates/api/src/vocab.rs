@@ -414,6 +414,10 @@ vocabulary! {
         /// A backing service's container restarted since the run made it: what its seeding
         /// Job wrote may be gone, so the cell may have read an empty or partial store.
         ServiceRestarted = "ServiceRestarted",
+        /// The target was not at steady state: the per-second throughput trended within the
+        /// measured window, the cell's repeats trended in the order measured, or a warm-up
+        /// until steady reached its cap (the message gives the trend).
+        NotSteady = "NotSteady",
     }
 }
 

@@ -109,6 +109,7 @@ fn load(
         throughput: rps as f64,
         warmup_requests: rps * 10,
         warmup_failed: 0,
+        warmup_until_steady: None,
         latency: latency(p99_us),
         latency_uncorrected: None,
         connect: LatencyStats::default(),

@@ -31,7 +31,19 @@ pub enum Warmup {
     Duration(Duration),
     /// Warm up with this many requests in total.
     Requests(u64),
+    /// Warm up for at least `min`, then until the per-second figure stops trending
+    /// ([`benchrun_wire::steady`]: throughput in the closed model, the mean latency in the
+    /// open), for at most `max` in all.
+    UntilSteady {
+        /// The least warm-up.
+        min: Duration,
+        /// The most: the warm-up ends here, steady or not.
+        max: Duration,
+    },
 }
+
+/// The longest warm-up until steady may last.
+pub const MAX_STEADY_WARMUP: Duration = Duration::from_secs(30 * 60);
 
 /// A parsed `http://host[:port][/path]` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,6 +318,16 @@ impl Config {
         if self.timeout.is_zero() {
             return bad("timeout must be positive");
         }
+        if let Warmup::UntilSteady { min, max } = self.warmup {
+            if max.is_zero() || max > MAX_STEADY_WARMUP {
+                return bad("the warm-up until steady needs a cap above 0 and at most 30m");
+            }
+            if min > max {
+                return bad(
+                    "--warmup (the least warm-up) must not exceed --warmup-until-steady (the most)",
+                );
+            }
+        }
         if self.ramp_up.is_some_and(|r| r.is_zero() || r > MAX_PAUSE) {
             return bad("ramp-up must be positive and at most 1h");
         }
@@ -495,6 +517,31 @@ pub fn parse_warmup(text: &str) -> Result<Warmup> {
     })
 }
 
+/// The warm-up of `--warmup` and `--warmup-until-steady`: `until_steady` (the cap) turns the
+/// warm-up into one that lasts until the target is steady, `warmup` (a duration, if given)
+/// then being the least; a request count cannot be combined with it.
+pub fn parse_warmups(warmup: Option<&str>, until_steady: Option<&str>) -> Result<Warmup> {
+    let least = warmup
+        .map(parse_warmup)
+        .transpose()?
+        .unwrap_or(Warmup::None);
+    let Some(cap) = until_steady else {
+        return Ok(least);
+    };
+    let max = parse_duration(cap)?;
+    let min = match least {
+        Warmup::None => Duration::ZERO,
+        Warmup::Duration(d) => d,
+        _ => {
+            return Err(Error::InvalidValue {
+                value: warmup.unwrap_or_default().to_string(),
+                reason: "with --warmup-until-steady, --warmup is the least warm-up: a duration, not a request count".into(),
+            })
+        }
+    };
+    Ok(Warmup::UntilSteady { min, max })
+}
+
 /// Parses a `Name: value` header.
 pub fn parse_header(text: &str) -> Result<(String, String)> {
     let (k, v) = text.split_once(':').ok_or_else(|| Error::InvalidValue {
@@ -528,6 +575,44 @@ mod tests {
         assert_eq!(parse_warmup("1000").unwrap(), Warmup::Requests(1000));
         assert_eq!(parse_warmup("0").unwrap(), Warmup::None);
         assert!(parse_warmup("five").is_err());
+    }
+
+    #[test]
+    fn a_warmup_until_steady_has_a_cap_and_a_duration_at_least() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            parse_warmups(Some("5s"), None).unwrap(),
+            Warmup::Duration(s(5))
+        );
+        assert_eq!(
+            parse_warmups(None, Some("1m")).unwrap(),
+            Warmup::UntilSteady {
+                min: Duration::ZERO,
+                max: s(60)
+            }
+        );
+        assert_eq!(
+            parse_warmups(Some("5s"), Some("1m")).unwrap(),
+            Warmup::UntilSteady {
+                min: s(5),
+                max: s(60)
+            }
+        );
+        let e = parse_warmups(Some("1000"), Some("1m"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a duration, not a request count"), "{e}");
+        let mut c = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        c.warmup = parse_warmups(Some("2m"), Some("1m")).unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("must not exceed"));
+        c.warmup = parse_warmups(None, Some("0s")).unwrap();
+        assert!(c.validate().is_err());
+        c.warmup = parse_warmups(None, Some("31m")).unwrap();
+        assert!(c.validate().is_err());
     }
 
     #[test]

@@ -32,12 +32,12 @@ mod worker;
 
 // The request grammar, templates and the result type are shared with the operator and the
 // API through benchrun-wire (no I/O); re-exported so this crate's API stays whole.
-pub use benchrun_wire::{hist, report, request, result, template};
+pub use benchrun_wire::{hist, report, request, result, steady, template};
 
 pub use backend::Backend;
 pub use benchrun_wire::result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, TimelineEntry, SCHEMA,
+    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, SCHEMA,
 };
 pub use benchrun_wire::tcp::TcpStats;
 pub use benchrun_wire::template::ValueSpec;

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use benchrun_load::config::{parse_duration, parse_header, parse_warmup};
+use benchrun_load::config::{parse_duration, parse_header, parse_warmups};
 use benchrun_load::result::ErrorCounts;
 use benchrun_load::{merge, report, run, scenario, template, Config, Limit, LoadResult, Target};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -78,9 +78,16 @@ struct LoadArgs {
     /// and the back end is io_uring), else off; 0 = off; at most 10ms.
     #[arg(long, value_name = "D", default_value = "auto")]
     batch_wait: String,
-    /// Warm-up before measuring: a duration (5s) or a request count (1000).
+    /// Warm-up before measuring: a duration (5s) or a request count (1000). With
+    /// --warmup-until-steady, the least warm-up (a duration).
     #[arg(long)]
     warmup: Option<String>,
+    /// Warm up until the target is steady, for at most this long (e.g. 1m): until the
+    /// per-second throughput (open model: mean latency) of the last seconds, as many as the
+    /// measured window lasts (10 to 60), no longer trends. The result's `warmup_until_steady`
+    /// says how long it took and whether the cap ended it.
+    #[arg(long, value_name = "MAX")]
+    warmup_until_steady: Option<String>,
     /// Per-request timeout, connect included.
     #[arg(long, default_value = "10s")]
     timeout: String,
@@ -189,9 +196,7 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
         text => Some(parse_quantum(text)?),
     };
     c.schedule_quantum = parse_quantum(&a.schedule_quantum)?;
-    if let Some(w) = &a.warmup {
-        c.warmup = parse_warmup(w)?;
-    }
+    c.warmup = parse_warmups(a.warmup.as_deref(), a.warmup_until_steady.as_deref())?;
     c.timeout = parse_duration(&a.timeout)?;
     c.keepalive = !a.no_keepalive;
     c.headers = a

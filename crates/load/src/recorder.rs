@@ -100,6 +100,11 @@ pub(crate) struct Recorder {
     /// Requests of an unrecorded phase (warm-up, ramp-up) that ended without a complete
     /// response: they may never have reached the target.
     pub unrecorded_failures: u64,
+    /// Requests of an unrecorded phase that ended (answered or failed), and the summed latency
+    /// of those answered (µs, from when each was due): what a warm-up until steady watches.
+    pub unrecorded_ended: u64,
+    pub unrecorded_latency_us: u64,
+    pub unrecorded_answered: u64,
     pub lag_sum_us: u64,
     pub lag_max_us: u64,
     pub timeline: Vec<TimelineEntry>,
@@ -145,6 +150,9 @@ impl Recorder {
             bytes: 0,
             sent: 0,
             unrecorded_failures: 0,
+            unrecorded_ended: 0,
+            unrecorded_latency_us: 0,
+            unrecorded_answered: 0,
             lag_sum_us: 0,
             lag_max_us: 0,
             timeline: Vec::new(),
@@ -203,10 +211,13 @@ impl Recorder {
         since_due: Duration,
         since_sent: Duration,
     ) {
+        let us = micros(since_due).max(1);
         if !self.record {
+            self.unrecorded_ended += 1;
+            self.unrecorded_answered += 1;
+            self.unrecorded_latency_us += us;
             return;
         }
-        let us = micros(since_due).max(1);
         if let Some(u) = &mut self.uncorrected {
             u.saturating_record(micros(since_sent).max(1));
         }
@@ -220,6 +231,7 @@ impl Recorder {
     pub fn failure(&mut self, now: Instant, scenario: usize, f: Failure) {
         if !self.record {
             self.unrecorded_failures += 1;
+            self.unrecorded_ended += 1;
             return;
         }
         self.tally(scenario).failure(f);
@@ -253,6 +265,14 @@ impl Recorder {
         }
         self.second_requests = 0;
         self.second_errors = 0;
+    }
+
+    /// Continues the unrecorded counts of `earlier` (the ramp-up's, in the warm-up's
+    /// recorder), so that what a warm-up until steady reads never goes back.
+    pub fn continue_from(&mut self, earlier: &Recorder) {
+        self.unrecorded_ended = earlier.unrecorded_ended;
+        self.unrecorded_answered = earlier.unrecorded_answered;
+        self.unrecorded_latency_us = earlier.unrecorded_latency_us;
     }
 
     /// Seals the current second and adds the scenarios' tallies into the total; call once

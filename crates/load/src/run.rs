@@ -1,8 +1,9 @@
 //! [`run`]: spreads the connections over event-loop threads, runs the warm-up and the
-//! measured phase, and folds the threads' measurements into one [`LoadResult`].
+//! measured phase, and folds the threads' measurements into one [`LoadResult`]. A warm-up until
+//! steady is watched from the calling thread ([`SteadyWatch`]), which ends it for all threads.
 
 use std::io::Write as _;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -15,11 +16,12 @@ use crate::hist;
 use crate::recorder::{Recorder, Tally};
 use crate::result::{
     self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScenarioResult, ScheduleLag,
-    SCHEMA,
+    SteadyFigure, SteadyWarmup, SCHEMA,
 };
 use crate::scenario::{self, Scenario};
+use crate::steady;
 use crate::tcp::{self, TcpStats};
-use crate::worker::{Phase, Request, Worker, WorkerSettings};
+use crate::worker::{Phase, Request, WarmProgress, Worker, WorkerSettings};
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
 type WorkerOutput = std::io::Result<(Recorder, Warm)>;
@@ -67,6 +69,9 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let start_cell: Arc<Mutex<Option<(Instant, u64)>>> = Arc::new(Mutex::new(None));
     let warm_start = Instant::now();
     let mut progress = Vec::new();
+    let mut warm_progress = Vec::new();
+    // Set when a warm-up until steady is over: the threads then send no more warm-up requests.
+    let warm_stop = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
     // With a request count, worker t sends the requests numbered [first, first + budget) of
     // the run, so the mix over all workers is exactly the first n entries of the cycle.
@@ -95,6 +100,8 @@ pub fn run(config: &Config) -> Result<LoadResult> {
         first_warm += warm_budget.unwrap_or(0);
         let counter = Arc::new(AtomicU64::new(0));
         progress.push(counter.clone());
+        let warm = Arc::new(WarmProgress::default());
+        warm_progress.push(warm.clone());
         let settings = WorkerSettings {
             addr: config.target.addr,
             requests: requests.clone(),
@@ -112,6 +119,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             conn_ids,
             total_conns: config.connections,
             progress: counter,
+            warm,
             seed,
             instance: config.instance,
             instances: config.instances,
@@ -131,6 +139,7 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             n_scenarios,
             barrier: barrier.clone(),
             start_cell: start_cell.clone(),
+            warm_stop: warm_stop.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("load-{t}"))
@@ -144,6 +153,28 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             })?;
         handles.push(handle);
     }
+    let steady = match config.warmup {
+        Warmup::UntilSteady { min, max } => {
+            let watch = SteadyWatch {
+                start: warm_start + config.ramp_up.unwrap_or_default(),
+                min,
+                max,
+                trailing: steady::steady_seconds(match config.limit {
+                    Limit::Duration(d) => Some(d.as_secs_f64()),
+                    Limit::Requests(_) => None,
+                }),
+                figure: if interval.is_some() {
+                    SteadyFigure::Latency
+                } else {
+                    SteadyFigure::Throughput
+                },
+            };
+            let outcome = watch.run(&warm_progress);
+            warm_stop.store(true, Ordering::Relaxed);
+            Some((watch, outcome))
+        }
+        _ => None,
+    };
     barrier.wait();
     let cpu0 = cpu_time();
     let tcp0 = tcp::snapshot();
@@ -168,6 +199,14 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
     let mut result = build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)?;
+    result.warmup_until_steady = steady.map(|(watch, (steady, change))| SteadyWarmup {
+        seconds: start.saturating_duration_since(watch.start).as_secs_f64(),
+        steady,
+        max_seconds: watch.max.as_secs_f64(),
+        figure: watch.figure,
+        trailing_seconds: watch.trailing as u64,
+        change,
+    });
     result.start_at_ms = config.start_at_ms;
     result.start_late_ms = start_late_ms;
     result.seed = templated.then_some(seed);
@@ -178,6 +217,74 @@ pub fn run(config: &Config) -> Result<LoadResult> {
         _ => None,
     };
     Ok(result)
+}
+
+/// A warm-up until steady, watched from the main thread: once a second it reads what the
+/// threads' warm-ups have seen and feeds the second's figure to the stop rule
+/// ([`steady::WarmupRule`]).
+struct SteadyWatch {
+    /// When the warm-up began (after any ramp-up).
+    start: Instant,
+    /// The least warm-up and the most.
+    min: Duration,
+    max: Duration,
+    /// The trailing seconds the rule looks at.
+    trailing: usize,
+    /// What it judges.
+    figure: SteadyFigure,
+}
+
+impl SteadyWatch {
+    /// Watches until the rule finds the figure steady after at least `min`, or `max` has
+    /// passed, or a stop was requested; returns whether it was steady and the change over the
+    /// trailing seconds at the end.
+    fn run(&self, threads: &[Arc<WarmProgress>]) -> (bool, Option<f64>) {
+        let read = || {
+            threads.iter().fold((0u64, 0u64, 0u64), |(e, a, l), t| {
+                (
+                    e + t.ended.load(Ordering::Relaxed),
+                    a + t.answered.load(Ordering::Relaxed),
+                    l + t.latency_us.load(Ordering::Relaxed),
+                )
+            })
+        };
+        sleep_until(self.start);
+        let mut rule = steady::WarmupRule::new(self.trailing);
+        let mut last = read();
+        for second in 1u32.. {
+            let tick = self.start + Duration::from_secs(1) * second;
+            if tick > self.start + self.max {
+                break;
+            }
+            sleep_until(tick);
+            if crate::signal::stop_requested() {
+                return (false, rule.last().map(|t| t.change()));
+            }
+            let now = read();
+            let (ended, answered, latency) = (
+                now.0.saturating_sub(last.0),
+                now.1.saturating_sub(last.1),
+                now.2.saturating_sub(last.2),
+            );
+            last = now;
+            let figure = match self.figure {
+                SteadyFigure::Throughput => Some(ended as f64),
+                // A second without a response tells nothing of the latency.
+                SteadyFigure::Latency => (answered > 0).then(|| latency as f64 / answered as f64),
+            };
+            let steady = figure.is_some_and(|f| rule.push(f));
+            if steady && Duration::from_secs(second.into()) >= self.min {
+                return (true, rule.last().map(|t| t.change()));
+            }
+        }
+        sleep_until(self.start + self.max);
+        (false, rule.last().map(|t| t.change()))
+    }
+}
+
+/// Sleeps until `at` (at once when it has passed).
+fn sleep_until(at: Instant) {
+    std::thread::sleep(at.saturating_duration_since(Instant::now()));
 }
 
 /// What one load thread runs: its worker's settings and its phases.
@@ -195,6 +302,7 @@ struct ThreadPlan {
     n_scenarios: usize,
     barrier: Arc<Barrier>,
     start_cell: Arc<Mutex<Option<(Instant, u64)>>>,
+    warm_stop: Arc<AtomicBool>,
 }
 
 impl ThreadPlan {
@@ -214,9 +322,12 @@ impl ThreadPlan {
             n_scenarios,
             barrier,
             start_cell,
+            warm_stop,
         } = self;
         let mut worker = Worker::<B>::new(settings);
         let mut warm = Warm::default();
+        // The ramp-up's unrecorded counts, continued by the warm-up's recorder.
+        let mut ramped = None;
         // Ramp-up: the connections join one by one until all run; not recorded, its
         // requests count with the warm-up's.
         if let (Ok(w), Some(r)) = (&mut worker, ramp) {
@@ -226,17 +337,21 @@ impl ThreadPlan {
                 until: Some(warm_start + r),
                 first_request: warm_first,
                 ramp: Some(r),
+                stop: None,
             };
             let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
             w.run_phase(&phase, &mut rec);
             warm.sent += rec.sent;
             warm.failed += rec.unrecorded_failures;
+            ramped = Some(rec);
         }
         let warm_start = warm_start + ramp.unwrap_or_default();
         if let (Ok(w), false) = (&mut worker, warmup == Warmup::None) {
-            let until = match warmup {
-                Warmup::Duration(d) => Some(warm_start + d),
-                _ => None,
+            let (until, stop) = match warmup {
+                Warmup::Duration(d) => (Some(warm_start + d), None),
+                // The main thread ends it (SteadyWatch); the cap is also kept here.
+                Warmup::UntilSteady { max, .. } => (Some(warm_start + max), Some(warm_stop)),
+                _ => (None, None),
             };
             let phase = Phase {
                 start: warm_start,
@@ -244,8 +359,12 @@ impl ThreadPlan {
                 until,
                 first_request: warm_first,
                 ramp: None,
+                stop,
             };
             let mut rec = Recorder::new(false, open, n_scenarios, warm_start, 0);
+            if let Some(earlier) = &ramped {
+                rec.continue_from(earlier);
+            }
             w.run_phase(&phase, &mut rec);
             warm.sent += rec.sent;
             warm.failed += rec.unrecorded_failures;
@@ -266,6 +385,7 @@ impl ThreadPlan {
                 until,
                 first_request: first,
                 ramp: None,
+                stop: None,
             },
             &mut rec,
         );
@@ -363,6 +483,7 @@ fn build_result(
         },
         warmup_requests: warmup,
         warmup_failed,
+        warmup_until_steady: None,
         latency: LatencyStats::from_histogram(latency),
         latency_uncorrected: open.then(|| LatencyStats::from_histogram(&uncorrected)),
         connect: LatencyStats::from_histogram(&connect),

@@ -4,7 +4,7 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,30 @@ pub(crate) struct Phase {
     /// Ramp-up: connection `i` of `N` sends its first request `ramp * i / N` after `start`
     /// (closed model), or begins its schedule then (open model).
     pub ramp: Option<Duration>,
+    /// No new request is sent once this is set (a warm-up until steady that is over).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// What a thread's unrecorded phases (ramp-up, warm-up) have seen so far, published once per
+/// loop turn for a warm-up until steady to read: requests ended, those answered and their
+/// summed latency (µs, from when each was due). Only ever grows.
+#[derive(Debug, Default)]
+pub(crate) struct WarmProgress {
+    pub ended: AtomicU64,
+    pub answered: AtomicU64,
+    pub latency_us: AtomicU64,
+}
+
+impl WarmProgress {
+    fn publish(&self, rec: &Recorder) {
+        if !rec.record {
+            self.ended.store(rec.unrecorded_ended, Ordering::Relaxed);
+            self.answered
+                .store(rec.unrecorded_answered, Ordering::Relaxed);
+            self.latency_us
+                .store(rec.unrecorded_latency_us, Ordering::Relaxed);
+        }
+    }
 }
 
 /// One scenario's request, serialized once.
@@ -99,6 +123,8 @@ pub(crate) struct WorkerSettings {
     pub conn_ids: Vec<usize>,
     pub total_conns: usize,
     pub progress: Arc<AtomicU64>,
+    /// What the unrecorded phases saw (see [`WarmProgress`]).
+    pub warm: Arc<WarmProgress>,
     /// Seed of template values, this generator's instance number and the instance count.
     pub seed: u64,
     pub instance: u64,
@@ -232,6 +258,7 @@ impl<B: Io> Worker<B> {
 
     fn may_send(&self, p: &Phase, rec: &Recorder, now: Instant) -> bool {
         !crate::signal::stop_requested()
+            && p.stop.as_ref().is_none_or(|s| !s.load(Ordering::Relaxed))
             && p.budget.is_none_or(|b| rec.sent < b)
             && p.until.is_none_or(|u| now < u)
     }
@@ -306,9 +333,11 @@ impl<B: Io> Worker<B> {
             events.clear();
             self.events = events;
             self.s.progress.store(rec.requests, Ordering::Relaxed);
+            self.s.warm.publish(rec);
         }
         rec.finish();
         self.s.progress.store(rec.requests, Ordering::Relaxed);
+        self.s.warm.publish(rec);
     }
 
     /// With requests in flight: polls without blocking up to `spin` times

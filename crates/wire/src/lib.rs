@@ -7,7 +7,9 @@
 //! - [`template`]: `{{name}}` placeholders and the values drawn for them;
 //! - [`result`]: the load result (`benchrun.dev/load-result/v1`) each load pod prints, and
 //!   [`merge`]; [`hist`] encodes its HDR histograms, [`tcp`] its TCP counters, [`report`]
-//!   renders it for people.
+//!   renders it for people;
+//! - [`steady`]: whether a series of figures trends (`NotSteady`) and when a warm-up until
+//!   steady may end.
 //!
 //! Pure: no I/O, no sockets, so the API crate and the operator depend on this and not on the
 //! load generator's I/O stack.
@@ -20,13 +22,14 @@ pub mod hist;
 pub mod report;
 pub mod request;
 pub mod result;
+pub mod steady;
 pub mod tcp;
 pub mod template;
 
 pub use error::{Error, Result};
 pub use result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, TimelineEntry, SCHEMA,
+    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, SCHEMA,
 };
 pub use tcp::TcpStats;
 pub use template::ValueSpec;

@@ -57,6 +57,18 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
             r.warmup_requests, r.warmup_failed
         )?;
     }
+    if let Some(s) = &r.warmup_until_steady {
+        let how = if s.steady {
+            format!("{} steady", s.figure.as_str())
+        } else {
+            format!(
+                "cap of {:.0} s reached, {} not steady",
+                s.max_seconds,
+                s.figure.as_str()
+            )
+        };
+        writeln!(w, "Warm-up until steady:   {:.1} s ({how})", s.seconds)?;
+    }
     writeln!(w, "Total transferred:      {} bytes", r.bytes)?;
     writeln!(
         w,

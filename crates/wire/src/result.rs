@@ -21,6 +21,8 @@
 //!   "throughput": <requests / duration, req/s>,
 //!   "warmup_requests": <requests sent during warm-up, not in any other figure>,
 //!   "warmup_failed": <of those, requests that ended without a complete response>,
+//!   "warmup_until_steady": null | { "seconds", "steady", "max_seconds", "figure",
+//!                                   "trailing_seconds", "change" },  // --warmup-until-steady
 //!   "latency": { "count", "mean_us", "stdev_us", "min_us", "p50_us", "p75_us",
 //!                "p90_us", "p99_us", "p999_us", "p9999_us", "max_us" },
 //!   "latency_uncorrected": null | <same shape>,              // open model: service time
@@ -117,6 +119,11 @@ pub struct LoadResult {
     /// generators.
     #[serde(default)]
     pub warmup_failed: u64,
+    /// A warm-up that ran until the target was steady (`--warmup-until-steady`): how long it
+    /// took and whether it got there. Absent for a warm-up by duration or count, and in results
+    /// of generators before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_until_steady: Option<SteadyWarmup>,
     /// Response latency (open model: from the intended send time).
     pub latency: LatencyStats,
     /// Open model only: latency from the actual send time (service time).
@@ -177,6 +184,68 @@ pub struct LoadResult {
     /// that have it, ports the largest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpStats>,
+}
+
+/// What a warm-up until steady judged: the per-second figure the model leaves free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SteadyFigure {
+    /// Closed model: requests completed per second.
+    Throughput,
+    /// Open model (the schedule fixes the throughput): the mean latency of each second's
+    /// responses, from their due times.
+    Latency,
+}
+
+impl SteadyFigure {
+    /// `throughput` or `latency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SteadyFigure::Throughput => "throughput",
+            SteadyFigure::Latency => "latency",
+        }
+    }
+}
+
+/// How a warm-up until steady went (see [`crate::steady`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWarmup {
+    /// Seconds the warm-up ran after any ramp-up, to the start of the measured window (the
+    /// requests in flight when it ended included). Merged: the longest.
+    pub seconds: f64,
+    /// `true` when the figure stopped trending before the cap; `false` when the cap ended the
+    /// warm-up. Merged: `true` only if every input's was.
+    pub steady: bool,
+    /// The cap (`--warmup-until-steady`), seconds.
+    pub max_seconds: f64,
+    /// The figure judged.
+    pub figure: SteadyFigure,
+    /// The trailing seconds the rule looked at ([`crate::steady::steady_seconds`]).
+    pub trailing_seconds: u64,
+    /// The change of the figure over those trailing seconds when the warm-up ended, as a
+    /// fraction of their median (`0.08`: rose 8 %); absent when fewer seconds had passed.
+    /// Merged: the largest either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<f64>,
+}
+
+impl SteadyWarmup {
+    /// Both inputs' warm-ups as one: the longest, steady only if both were, the largest
+    /// change.
+    fn merge(a: Option<Self>, b: Option<&Self>) -> Option<Self> {
+        let (Some(mut a), Some(b)) = (a.clone(), b) else {
+            return a.or_else(|| b.cloned());
+        };
+        a.seconds = a.seconds.max(b.seconds);
+        a.steady &= b.steady;
+        a.max_seconds = a.max_seconds.max(b.max_seconds);
+        a.trailing_seconds = a.trailing_seconds.max(b.trailing_seconds);
+        a.change = match (a.change, b.change) {
+            (Some(x), Some(y)) => Some(if y.abs() > x.abs() { y } else { x }),
+            (x, y) => x.or(y),
+        };
+        Some(a)
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -431,6 +500,10 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.bytes += r.bytes;
         out.warmup_requests += r.warmup_requests;
         out.warmup_failed += r.warmup_failed;
+        out.warmup_until_steady = SteadyWarmup::merge(
+            out.warmup_until_steady.take(),
+            r.warmup_until_steady.as_ref(),
+        );
         user += r.cpu.user_us;
         system += r.cpu.system_us;
         hist::add(&mut latency, &hist::decode(&r.histograms.latency)?)?;

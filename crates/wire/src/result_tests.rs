@@ -35,6 +35,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         throughput: 0.0,
         warmup_requests: 7,
         warmup_failed: 2,
+        warmup_until_steady: None,
         latency: LatencyStats::from_histogram(&h),
         latency_uncorrected: None,
         connect: LatencyStats::from_histogram(&c),
@@ -244,4 +245,42 @@ fn merge_sums_the_tcp_counters_of_the_pods_that_read_them_and_older_results_pars
     assert_eq!(old.tcp, None);
     let round: LoadResult = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
     assert_eq!(round.tcp, a.tcp);
+}
+
+#[test]
+fn warm_ups_until_steady_merge_to_the_longest_and_steady_only_if_all_were() {
+    let warm = |seconds: f64, steady: bool, change: Option<f64>| SteadyWarmup {
+        seconds,
+        steady,
+        max_seconds: 60.0,
+        figure: SteadyFigure::Throughput,
+        trailing_seconds: 10,
+        change,
+    };
+    let mut a = result_from(&[100], 1_000, 2_000, 1);
+    let mut b = a.clone();
+    assert_eq!(
+        merge(&[a.clone(), b.clone()]).unwrap().warmup_until_steady,
+        None
+    );
+    a.warmup_until_steady = Some(warm(12.5, true, Some(0.01)));
+    let one = merge(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(one.warmup_until_steady, a.warmup_until_steady);
+    b.warmup_until_steady = Some(warm(60.2, false, Some(-0.09)));
+    let both = merge(&[a.clone(), b]).unwrap().warmup_until_steady.unwrap();
+    assert_eq!(
+        (both.seconds, both.steady, both.change),
+        (60.2, false, Some(-0.09))
+    );
+    // Written as the schema says, read back the same; absent from older results.
+    let json = serde_json::to_value(&a).unwrap();
+    assert_eq!(
+        json["warmup_until_steady"],
+        serde_json::json!({"seconds": 12.5, "steady": true, "max_seconds": 60.0,
+            "figure": "throughput", "trailing_seconds": 10, "change": 0.01})
+    );
+    let mut old = json.clone();
+    old.as_object_mut().unwrap().remove("warmup_until_steady");
+    let read: LoadResult = serde_json::from_value(old).unwrap();
+    assert_eq!(read.warmup_until_steady, None);
 }

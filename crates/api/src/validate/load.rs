@@ -27,7 +27,23 @@ pub enum Warmup {
     Duration(Duration),
     /// Send a number of requests.
     Requests(i64),
+    /// `load.warmupUntilSteady`: at least `min` (`load.warmup`, else none), then until the
+    /// load generator finds the target steady, at most `max`.
+    UntilSteady {
+        /// The least warm-up.
+        min: Duration,
+        /// The most.
+        max: Duration,
+    },
 }
+
+/// `load.warmupUntilSteady.max` when not set.
+pub const DEFAULT_STEADY_MAX: Duration = Duration::from_secs(60);
+/// Bounds of `load.warmupUntilSteady.max`, as the CRD schema's CEL rule states them: the
+/// rule looks back at least 10 s and needs 3 checks, so a cap below 15 s would rarely be
+/// anything but reached.
+const MIN_STEADY_MAX: Duration = Duration::from_secs(15);
+const MAX_STEADY_MAX: Duration = Duration::from_secs(30 * 60);
 
 /// How a measurement is bounded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +164,58 @@ fn limit(load: &Load, e: &mut Vec<FieldError>) -> Limit {
 
 /// At most one of `load.warmup` and `load.warmupRequests`; a duration of 0 is none.
 fn warmup(load: &Load, e: &mut Vec<FieldError>) -> Warmup {
+    let fixed = fixed_warmup(load, e);
+    let Some(steady) = &load.warmup_until_steady else {
+        return fixed;
+    };
+    let field = "spec.load.warmupUntilSteady.max";
+    let max = match &steady.max {
+        Some(text) => {
+            let d = parse_duration(field, text, e);
+            if units::duration(text).is_ok() && !(MIN_STEADY_MAX..=MAX_STEADY_MAX).contains(&d) {
+                e.push(err(
+                    field,
+                    format!(
+                        "{text:?} is out of range: use a duration between 15s and 30m, e.g. \"1m\""
+                    ),
+                ));
+            }
+            d
+        }
+        None => DEFAULT_STEADY_MAX,
+    };
+    if load.pods > 1 {
+        e.push(err(
+            "spec.load.warmupUntilSteady",
+            "needs load.pods: 1 (each load pod would end its warm-up on its own and their windows would begin apart): remove load.pods or load.warmupUntilSteady",
+        ));
+    }
+    let min = match fixed {
+        Warmup::None => Duration::ZERO,
+        Warmup::Duration(d) => d,
+        _ => {
+            e.push(err(
+                "spec.load.warmupUntilSteady",
+                "warms up by time: remove load.warmupRequests (load.warmup, a duration, is then the least warm-up)",
+            ));
+            Duration::ZERO
+        }
+    };
+    if min > max {
+        e.push(err(
+            "spec.load.warmup",
+            format!(
+                "{} (with load.warmupUntilSteady, the least warm-up) must not exceed load.warmupUntilSteady.max ({})",
+                units::format_duration(min),
+                units::format_duration(max)
+            ),
+        ));
+    }
+    Warmup::UntilSteady { min, max }
+}
+
+/// `load.warmup` or `load.warmupRequests`, at most one; a duration of 0 is none.
+fn fixed_warmup(load: &Load, e: &mut Vec<FieldError>) -> Warmup {
     match (&load.warmup, load.warmup_requests) {
         (Some(_), Some(_)) => {
             e.push(err(
@@ -291,6 +359,56 @@ mod tests {
         .unwrap();
         assert_eq!((run.timeout, run.warmup), (MIN_DURATION, Warmup::None));
         assert_eq!(units::format_duration(run.timeout), "1ms");
+    }
+
+    #[test]
+    fn a_warmup_until_steady_has_a_cap_and_takes_load_warmup_as_its_least() {
+        let s = Duration::from_secs;
+        let run = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "warmupUntilSteady": {}}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            run.warmup,
+            Warmup::UntilSteady {
+                min: Duration::ZERO,
+                max: DEFAULT_STEADY_MAX
+            }
+        );
+        let run = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "warmup": "5s", "warmupUntilSteady": {"max": "2m"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            run.warmup,
+            Warmup::UntilSteady {
+                min: s(5),
+                max: s(120)
+            }
+        );
+        let errs = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "warmupRequests": 100, "pods": 2, "warmupUntilSteady": {"max": "10s"}}"#,
+        ))
+        .unwrap_err();
+        let text = describe(&errs);
+        assert!(
+            text.contains("spec.load.warmupUntilSteady.max: \"10s\" is out of range"),
+            "{text}"
+        );
+        assert!(text.contains("needs load.pods: 1"), "{text}");
+        assert!(text.contains("remove load.warmupRequests"), "{text}");
+        let errs = validate(&spec(
+            r#"{"connections": 4, "duration": "10s", "warmup": "90s", "warmupUntilSteady": {}}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(errs[0].field, "spec.load.warmup", "{}", describe(&errs));
+        assert!(
+            errs[0]
+                .message
+                .contains("must not exceed load.warmupUntilSteady.max (1m)"),
+            "{}",
+            errs[0]
+        );
     }
 
     #[test]

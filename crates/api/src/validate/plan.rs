@@ -194,6 +194,8 @@ impl ValidatedRun {
         };
         let warm = match self.warmup {
             Warmup::Duration(d) => d,
+            // The cap, plus the requests in flight when it ends.
+            Warmup::UntilSteady { max, .. } => max + self.timeout,
             Warmup::Requests(n) => Duration::from_secs(30).max(paused(n)),
             Warmup::None => Duration::from_secs(30),
         };

@@ -207,6 +207,39 @@ fn warmup_below_a_millisecond_is_rejected_but_zero_is_none() {
 }
 
 #[test]
+fn a_warmup_until_steady_is_checked_at_admission() {
+    with("{load: {warmupUntilSteady: {}}}")
+        .validate_cel()
+        .unwrap();
+    with("{load: {warmup: 5s, warmupUntilSteady: {max: 2m}}}")
+        .validate_cel()
+        .unwrap();
+    with("{load: {pods: 1, warmupUntilSteady: {max: 15s}}}")
+        .validate_cel()
+        .unwrap();
+    rejected_with(
+        "{load: {warmupUntilSteady: {max: 10s}}}",
+        "load.warmupUntilSteady.max must be a duration between 15s and 30m",
+    );
+    rejected_with(
+        "{load: {warmupRequests: 100, warmupUntilSteady: {}}}",
+        "load.warmupUntilSteady warms up by time: remove load.warmupRequests",
+    );
+    rejected_with(
+        "{load: {pods: 2, warmupUntilSteady: {}}}",
+        "load.warmupUntilSteady needs load.pods: 1",
+    );
+    rejected_with(
+        "{load: {warmup: 2m, warmupUntilSteady: {}}}",
+        "must not exceed load.warmupUntilSteady.max (the most, default 1m)",
+    );
+    rejected_with(
+        "{load: {warmup: 3m, warmupUntilSteady: {max: 2m}}}",
+        "must not exceed load.warmupUntilSteady.max",
+    );
+}
+
+#[test]
 fn bad_duration_is_rejected() {
     rejected_with(
         "{load: {duration: 0s}}",

@@ -37,6 +37,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         throughput: 0.0,
         warmup_requests: 0,
         warmup_failed: 0,
+        warmup_until_steady: None,
         latency: stats.clone(),
         latency_uncorrected: None,
         connect: stats,

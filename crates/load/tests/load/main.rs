@@ -8,4 +8,5 @@ mod cli;
 mod loopback;
 mod pacing;
 mod scenarios;
+mod steady;
 mod templates;

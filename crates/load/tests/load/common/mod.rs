@@ -31,6 +31,13 @@ pub enum Behavior {
     StallOnce { at: Duration, len: Duration },
     /// 200; on every connection but the first accepted, after this delay.
     SlowButFirst(Duration),
+    /// 200 after a delay that falls linearly from `from` at the start to `to` after `over`,
+    /// and stays there: a server warming up (a closed-model load's throughput rises).
+    Warming {
+        from: Duration,
+        to: Duration,
+        over: Duration,
+    },
 }
 
 /// A running server: its address and what it counted.
@@ -182,6 +189,11 @@ fn handle(
                 if t >= at && t < at + len {
                     thread::sleep(at + len - t);
                 }
+                ok_response(close)
+            }
+            Behavior::Warming { from, to, over } => {
+                let left = 1.0 - (start.elapsed().as_secs_f64() / over.as_secs_f64()).min(1.0);
+                thread::sleep(to + (from.saturating_sub(to)).mul_f64(left));
                 ok_response(close)
             }
             Behavior::SlowButFirst(delay) => {
