@@ -133,7 +133,7 @@ e2e-run: cluster-guard
 ## e2e-full: the end-to-end suite at the sizes its tests were written with (BENCHRUN_E2E_FULL=1:
 ## longer windows, more repeats, a minute-long Prometheus outage) and with E2E_FULL_ONLY, then
 ## the Prometheus client's live tests (not in `test`; about 15 min more than `make e2e`)
-E2E_FULL_ONLY ?= seeds::seed_ $(SEARCH_FULL)
+E2E_FULL_ONLY ?= seeds::seed_ steady::a_warm_up_until_steady $(SEARCH_FULL)
 e2e-full: cluster-guard install stacks
 	eval "$$(hack/cluster.sh env)"
 	BENCHRUN_E2E_FULL=1 $(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture $(E2E_PENDING:%=--skip %)
