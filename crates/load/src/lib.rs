@@ -36,7 +36,7 @@ pub use benchrun_wire::{hist, report, request, result, template};
 pub use backend::Backend;
 pub use benchrun_wire::result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, TimelineEntry, SCHEMA,
+    ScheduleLag, TimelineEntry, WindowCounts, SCHEMA,
 };
 pub use benchrun_wire::tcp::TcpStats;
 pub use benchrun_wire::template::ValueSpec;

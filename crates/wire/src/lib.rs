@@ -26,7 +26,7 @@ pub mod template;
 pub use error::{Error, Result};
 pub use result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, TimelineEntry, SCHEMA,
+    ScheduleLag, TimelineEntry, WindowCounts, SCHEMA,
 };
 pub use tcp::TcpStats;
 pub use template::ValueSpec;

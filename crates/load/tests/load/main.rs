@@ -9,3 +9,4 @@ mod loopback;
 mod pacing;
 mod scenarios;
 mod templates;
+mod window;
