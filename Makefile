@@ -152,7 +152,7 @@ e2e-pending: cluster-guard install stacks
 ## e2e-search: the sizing searches at full size (issue 37's criterion: capacity at 250m and
 ## 500m to 5 %, the demand at 250m's capacity, a grid near each answer; ~25 min). `make e2e`
 ## skips it (E2E_FULL_ONLY) and runs the reduced search test instead.
-SEARCH_FULL ?= search::capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity
+SEARCH_FULL ?= search::capacity_at_two_cpu_limits_and_the_demand_at_the_first_ones_capacity search::a_capacity_search_with_too_few_connections_says_so
 e2e-search: cluster-guard install
 	eval "$$(hack/cluster.sh env)"
 	$(CARGO) test --release --workspace --test e2e -- --ignored --test-threads=1 --nocapture --exact $(SEARCH_FULL)

@@ -43,6 +43,18 @@ fn only_whole_seconds_inside_the_window_are_samples() {
     );
     // Their spread: mean 12, standard deviation 1.
     assert_eq!(crate::comparisons::per_second_cv(&l), Some(0.0833));
+    // With a response lag of 800 ms the window's first responses came at 1 001 300: second
+    // 1001 held the first of them only. The drain after the window's end is not its time.
+    l.window_counts = Some(benchrun_wire::WindowCounts {
+        response_lag_ms: Some(800.0),
+        drain_ms: 800,
+        ..Default::default()
+    });
+    l.timeline.push(entry(1005, 3));
+    assert_eq!(
+        crate::comparisons::per_second_throughput(&l),
+        vec![12.0, 13.0]
+    );
 }
 
 #[test]

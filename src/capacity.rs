@@ -91,7 +91,9 @@ impl Key {
 
 /// Splits measurements into those a capacity figure may rest on and a note of the rest:
 /// failed measurements have no figures, one whose errors exceed the SLO's error rate or 50 %
-/// measured failures ([`headline_eligible`]), and a generator-bound one measured the generator.
+/// measured failures ([`headline_eligible`]), and a generator-bound one measured the generator,
+/// as does an open-model one that missed its SLOs with connections that could not carry its
+/// rate ([`crate::results::wire::connection_bound`], judged against the group's measurements).
 fn usable<'a>(
     results: &[&'a CellResult],
     slo: Option<&SloPlan>,
@@ -107,6 +109,10 @@ fn usable<'a>(
             .any(|w| w.code == WarningCode::GeneratorBound)
         {
             left_out.push("generator-bound".into());
+        } else if r.slo != Some(SloVerdict::Met)
+            && crate::results::wire::connection_bound(r, results).is_some()
+        {
+            left_out.push("connection-bound".into());
         } else {
             kept.push(*r);
         }

@@ -242,6 +242,36 @@ fn a_rate_sweep_gives_the_highest_rate_that_met_the_slos() {
 }
 
 #[test]
+fn a_swept_rate_the_connections_could_not_carry_is_left_out_not_counted_as_missed() {
+    // One connection answered in 4 ms at 100 req/s carries 250 req/s: at 400 req/s the
+    // requests waited for it and missed the SLO, which says nothing about the target.
+    let slo = serde_json::json!({"p99": "50ms"});
+    let run = run(serde_json::json!({"rate": [100, 200, 400]}), Some(slo));
+    let at = |rate: i64, mean_ms: f64, v: SloVerdict| {
+        let mut r = measured("a", 1, Some(rate), rate.min(250) as f64);
+        r.latency_ms = Some(benchrun_api::Latency {
+            mean: mean_ms,
+            ..Default::default()
+        });
+        r.slo = Some(v);
+        r
+    };
+    let results = vec![
+        at(100, 4.0, SloVerdict::Met),
+        at(200, 4.0, SloVerdict::Met),
+        at(
+            400,
+            1_500.0,
+            SloVerdict::Violated(vec!["p99 3000ms > 50ms".into()]),
+        ),
+    ];
+    let e = &capacity(&run, &results)[0];
+    assert_eq!(e.max_rate_meeting_slo, Some(200));
+    assert_eq!(e.excluded.as_deref(), Some("1 connection-bound"));
+    assert_eq!(e.points, 2);
+}
+
+#[test]
 fn a_rate_sweep_without_slos_or_with_none_met_says_why() {
     let run_without = run(serde_json::json!({"rate": [100, 200]}), None);
     let results = vec![

@@ -31,8 +31,9 @@ pub fn baseline_tolerance(run: &ValidatedRun) -> f64 {
         .map_or(DEFAULT_BASELINE_TOLERANCE, |b| b.tolerance)
 }
 
-/// The coefficient of variation of the per-second throughput inside the measured window
-/// (whole seconds only); `None` with fewer than 2 seconds or none served.
+/// The coefficient of variation of the per-second throughput of the measured window (whole
+/// seconds from its first responses to its end, [`per_second_throughput`]); `None` with fewer
+/// than 2 seconds or none served.
 pub fn per_second_cv(load: &LoadResult) -> Option<f64> {
     let xs = per_second_throughput(load);
     if xs.len() < 2 {
@@ -436,14 +437,19 @@ pub fn headline(comparisons: &[Comparison]) -> Option<String> {
     ))
 }
 
-/// The requests of each whole second inside the measured window: the first and last seconds,
-/// cut by the window's edges, would read low and are left out.
+/// The requests that ended in each whole second of the measured window from its first
+/// responses (the response lag after its start) to its end: the seconds cut by those edges,
+/// the seconds before the first responses and the drain after the end would read low and are
+/// left out.
 pub fn per_second_throughput(load: &LoadResult) -> Vec<f64> {
+    // The window began with nothing in flight: its first responses came a response lag after
+    // its start. The drain after its end is not its time either.
+    let first = load.window_start_ms + load.response_lag_ms().round() as u64;
     load.timeline
         .iter()
         .filter(|e| {
             let start = e.second.saturating_mul(1000);
-            start >= load.window_start_ms && start.saturating_add(1000) <= load.window_end_ms
+            start >= first && start.saturating_add(1000) <= load.window_end_ms
         })
         .map(|e| e.requests as f64)
         .collect()

@@ -27,9 +27,13 @@ pub const SEARCHING: &str = "Searching";
 
 /// What a measurement says about the SLOs, as the search counts it: unusable when the
 /// measurement failed, a target pod was OOM-killed or the load generator was the bottleneck
-/// (its figures say nothing about the target); a failure when an SLO was missed or the target
+/// (its figures say nothing about the target): its CPU (`GeneratorBound`) or its connections,
+/// too few to carry the offered rate at the fastest time per request measured for the
+/// configuration (`peers`: its other measurements;
+/// [`crate::results::wire::connection_bound`]) — then the latency waited for connections and
+/// the rate reached is the connections' ceiling; a failure when an SLO was missed or the target
 /// did not serve the offered rate; a pass otherwise.
-pub fn verdict(r: &CellResult) -> Verdict {
+pub fn verdict(r: &CellResult, peers: &[&CellResult]) -> Verdict {
     if r.outcome != Outcome::Measured {
         let why = r.reason.clone().unwrap_or_else(|| "failed".into());
         return Verdict::Unusable(format!("the measurement failed: {why}"));
@@ -44,13 +48,17 @@ pub fn verdict(r: &CellResult) -> Verdict {
     if let Some(w) = warning(WarningCode::GeneratorBound) {
         return Verdict::Unusable(format!("GeneratorBound: {}", w.message));
     }
-    if r.slo.as_ref().is_some_and(|s| s.is_violated()) {
-        return Verdict::Fail;
+    let failed = r.slo.as_ref().is_some_and(|s| s.is_violated())
+        || warning(WarningCode::RateNotMet).is_some();
+    if !failed {
+        return Verdict::Pass;
     }
-    if warning(WarningCode::RateNotMet).is_some() {
-        return Verdict::Fail;
+    // A miss of the SLO or the rate is the target's only if the generator had the
+    // connections for the rate.
+    match crate::results::wire::connection_bound(r, peers) {
+        Some(why) => Verdict::Unusable(why),
+        None => Verdict::Fail,
     }
-    Verdict::Pass
 }
 
 /// Why a measurement failed or is unusable, for `status.search[].measurements[].reason`.
@@ -176,7 +184,12 @@ pub fn sync(run: &ValidatedRun, entries: &mut Vec<SearchResult>, results: &[Cell
         let Some(g) = configuration_of(run, plan, &r.coordinates) else {
             continue;
         };
-        let v = verdict(r);
+        let peers: Vec<&CellResult> = results
+            .iter()
+            .filter(|p| !(p.cell == r.cell && p.repeat == r.repeat))
+            .filter(|p| configuration_of(run, plan, &p.coordinates) == Some(g))
+            .collect();
+        let v = verdict(r, &peers);
         entries[g].measurements.push(SearchMeasurement {
             value: searched_value(plan.axis, &r.coordinates),
             cell: r.cell,

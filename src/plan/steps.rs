@@ -526,7 +526,8 @@ impl Planner<'_> {
         let (next_cell, next_repeat) = super::following(self.run, &self.status, cell, repeat)?;
         let job = names::job_name(&self.obs.run_name, next_cell, next_repeat);
         let next_start = *self.obs.job_starts.get(&job)?;
-        let end = i64::try_from(load.window_end_ms).unwrap_or(i64::MAX);
+        // The window's last response, after its drain: the target worked until then.
+        let end = i64::try_from(load.last_end_ms()).unwrap_or(i64::MAX);
         (end > next_start).then(|| Warning {
             code: WarningCode::LoadOverlap,
             message: format!(

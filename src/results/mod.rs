@@ -153,6 +153,7 @@ pub fn measured_result(
             .then(|| round(load.cpu.us_per_request, 3)),
         tcp: wire::tcp_counters(load),
         schedule_lag_ms: wire::schedule_lag_ms(load),
+        drain: wire::drain(load),
         load_start_spread_ms: (run.load_pods > 1).then(|| int(load.window_start_spread_ms)),
         usage: with_generator_cpu(usage.cloned().unwrap_or_default(), run, load),
         restarts: pods.restarts,

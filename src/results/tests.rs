@@ -93,6 +93,7 @@ pub(crate) fn load() -> LoadResult {
         errors: ErrorCounts::default(),
         bytes: 1_200_000,
         throughput: 1000.0,
+        window_counts: None,
         warmup_requests: 2_500,
         warmup_failed: 3,
         warmup_until_steady: None,

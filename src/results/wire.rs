@@ -4,7 +4,9 @@
 //! Pure: the mapping is a function of the merged load result, each warning a function of the
 //! cell's result; `docs/metrics.md` lists the thresholds.
 
-use benchrun_api::{CellResult, RetransmitStep, ScheduleLagMs, TcpCounters, Warning, WarningCode};
+use benchrun_api::{
+    CellResult, Drain, RetransmitStep, ScheduleLagMs, TcpCounters, Warning, WarningCode,
+};
 use benchrun_wire::LoadResult;
 
 use crate::num::{format_ms, format_rate, round};
@@ -81,6 +83,19 @@ pub fn schedule_lag_ms(load: &LoadResult) -> Option<ScheduleLagMs> {
     })
 }
 
+/// The window's drain as the status shows it; `None` in results of generators without
+/// window counts.
+pub fn drain(load: &LoadResult) -> Option<Drain> {
+    let c = load.window_counts.as_ref()?;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    Some(Drain {
+        in_flight: int(c.in_flight_at_end),
+        ms: c.drain_ms as f64,
+        response_lag_ms: c.response_lag_ms.map(|l| round(l, 3)),
+        late: (load.model == benchrun_wire::Model::Open).then(|| int(c.late)),
+    })
+}
+
 /// Every warning of this module that applies. `generator_bound` is whether the generator's
 /// CPU was at its limit (decided with `GeneratorBound`).
 pub fn warnings(r: &CellResult, generator_bound: Option<String>) -> Vec<Warning> {
@@ -95,16 +110,92 @@ pub fn warnings(r: &CellResult, generator_bound: Option<String>) -> Vec<Warning>
     .collect()
 }
 
-/// `RateNotMet`: open model, the achieved throughput below [`MIN_RATE_MET`] of the offered
-/// rate; says what limited it — the generator's CPU (`generator_bound` describes it), the
-/// target's CPU (at [`TARGET_CPU`] of its limit or more), or else the connections (each
-/// carries one request at a time, so requests waited for a free one: the schedule lag).
-pub fn rate_not_met(r: &CellResult, generator_bound: Option<String>) -> Option<Warning> {
+/// What kept an open-model window below its offered rate ([`rate_limit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RateLimit {
+    /// The generator's CPU was at its limit (`GeneratorBound`, described).
+    GeneratorCpu(String),
+    /// The target: the generator sent the requests on schedule and the target answered some
+    /// too late (`late` of them: after the window's end plus its response lag).
+    TargetBacklog {
+        /// Requests answered too late.
+        late: i64,
+    },
+    /// The target, at this fraction of its CPU limit (at least [`TARGET_CPU`]).
+    TargetCpu(f64),
+    /// The generator's connections: requests waited for a free one while neither CPU was at
+    /// its limit.
+    Connections,
+}
+
+impl RateLimit {
+    /// Whether the limit was the generator's (its CPU or its connections): the window measured
+    /// the generator, not the target.
+    pub fn is_generator(&self) -> bool {
+        matches!(self, RateLimit::GeneratorCpu(_) | RateLimit::Connections)
+    }
+}
+
+/// The length of the measured window in seconds, from the result's window times.
+fn window_secs(r: &CellResult) -> Option<f64> {
+    let (a, b) = (r.window_start.as_ref()?, r.window_end.as_ref()?);
+    let ms = b.0.as_millisecond() - a.0.as_millisecond();
+    (ms > 0).then(|| ms as f64 / 1000.0)
+}
+
+/// Open model: how much of the shortfall the generator never sent and how much it sent that
+/// the target answered too late, as (unsent, late). The window's due requests are its rate
+/// times its length; those it did not send in the window were pushed out of it by the
+/// schedule lag (they waited for a free connection or for the generator's CPU).
+pub fn shortfall(r: &CellResult) -> Option<(f64, f64)> {
+    let rate = r.coordinates.rate.filter(|n| *n > 0)? as f64;
+    let sent = r.requests? as f64;
+    let due = rate * window_secs(r)?;
+    let late = r.drain.as_ref().and_then(|d| d.late).unwrap_or(0) as f64;
+    Some(((due - sent).max(0.0), late))
+}
+
+/// The mean time a request of the window spent on its connection, milliseconds: its latency
+/// from the due time less the time it waited to be sent (the schedule lag).
+pub fn service_ms(r: &CellResult) -> Option<f64> {
+    let latency = r.latency_ms.as_ref()?.mean;
+    let lag = r.schedule_lag_ms.as_ref().map_or(0.0, |l| l.mean);
+    let ms = latency - lag;
+    (ms > 0.0).then_some(ms)
+}
+
+/// `RateNotMet`'s cause: `None` unless the open model's achieved throughput stayed below
+/// [`MIN_RATE_MET`] of the offered rate. The schedule lag's share of the shortfall tells the
+/// generator from the target: the generator's CPU when it was at its limit
+/// (`generator_bound`); else the target when most of the shortfall was sent on schedule and
+/// answered too late (a backlog, [`shortfall`]) or when its CPU was at [`TARGET_CPU`] of its
+/// limit or more; else the connections (requests waited for a free one).
+pub fn rate_limit(r: &CellResult, generator_bound: Option<String>) -> Option<RateLimit> {
     let rate = r.coordinates.rate.filter(|n| *n > 0)? as f64;
     let achieved = r.throughput?;
     if achieved >= MIN_RATE_MET * rate {
         return None;
     }
+    if let Some(generator) = generator_bound {
+        return Some(RateLimit::GeneratorCpu(generator));
+    }
+    if let Some((unsent, late)) = shortfall(r) {
+        if late > 0.0 && unsent <= late {
+            return Some(RateLimit::TargetBacklog { late: late as i64 });
+        }
+    }
+    if let Some(f) = r.usage.cpu_avg_of_limit.filter(|f| *f >= TARGET_CPU) {
+        return Some(RateLimit::TargetCpu(f));
+    }
+    Some(RateLimit::Connections)
+}
+
+/// `RateNotMet`: open model, the achieved throughput below [`MIN_RATE_MET`] of the offered
+/// rate; says what limited it ([`rate_limit`]) with the figures behind it and what to do.
+pub fn rate_not_met(r: &CellResult, generator_bound: Option<String>) -> Option<Warning> {
+    let limit = rate_limit(r, generator_bound)?;
+    let rate = r.coordinates.rate.unwrap_or_default() as f64;
+    let achieved = r.throughput.unwrap_or_default();
     let head = format!(
         "achieved {achieved:.0} req/s of the {rate:.0} req/s offered ({})",
         format_rate(achieved / rate)
@@ -116,31 +207,82 @@ pub fn rate_not_met(r: &CellResult, generator_bound: Option<String>) -> Option<W
             format_ms(l.max)
         )
     });
+    let unsent = shortfall(r).map_or(String::new(), |(unsent, _)| {
+        if unsent >= 1.0 {
+            format!(", and {unsent:.0} requests due in the window were never sent in it")
+        } else {
+            String::new()
+        }
+    });
+    let n = r.coordinates.connections;
+    let service = service_ms(r).unwrap_or_default();
     let target = r.usage.cpu_avg_of_limit;
-    let why = if let Some(generator) = generator_bound {
-        format!("the generator was the limit: {generator}{lag} — add load pods (load.pods) or CPU (load.resources.cpu)")
-    } else if let Some(f) = target.filter(|f| *f >= TARGET_CPU) {
-        format!(
-            "the target was the limit: it used {:.0}% of its CPU limit ({:.2} cores){lag} — this is its capacity at cpu={}; offer less, or give it more CPU or replicas",
+    let why = match limit {
+        RateLimit::GeneratorCpu(generator) => format!("the generator was the limit: {generator}{lag}{unsent} — add load pods (load.pods) or CPU (load.resources.cpu)"),
+        RateLimit::TargetBacklog { late } => {
+            let cpu = target.map_or(String::new(), |f| format!(" (at {:.0}% of its CPU limit)", f * 100.0));
+            let response_lag = r.drain.as_ref().and_then(|d| d.response_lag_ms).unwrap_or_default();
+            format!(
+                "the target was the limit{cpu}: the generator sent the requests on schedule{lag}, but the target answered {late} of the {} sent later than {} after the window's end (the time its first responses took): it queued what it could not serve — this is above its capacity; offer less, or give it more CPU or replicas",
+                r.requests.unwrap_or_default(),
+                format_ms(response_lag)
+            )
+        }
+        RateLimit::TargetCpu(f) => format!(
+            "the target was the limit: it used {:.0}% of its CPU limit ({:.2} cores){lag}{unsent} — this is its capacity at cpu={}; offer less, or give it more CPU or replicas",
             f * 100.0,
             r.usage.cpu_avg_cores.unwrap_or_default(),
             r.coordinates.cpu
-        )
-    } else {
-        let n = r.coordinates.connections;
-        let latency = r.latency_ms.as_ref().map_or(0.0, |l| l.mean);
-        let target = target.map_or("not known (no CPU figures)".into(), |f| {
-            format!("at {:.0}% of its CPU limit", f * 100.0)
-        });
-        format!(
-            "the generator's connections were the limit: the target was {target} and the generator's CPU below its limit, but each of the {n} connections carries one request at a time (HTTP/1.1), so requests waited for a free one{lag}; by Little's law {achieved:.0} req/s × {} = {:.1} in flight — add connections (load.connections)",
-            format_ms(latency),
-            achieved * latency / 1000.0
-        )
+        ),
+        RateLimit::Connections => {
+            let target = target.map_or("not known (no CPU figures)".into(), |f| {
+                format!("at {:.0}% of its CPU limit", f * 100.0)
+            });
+            let ceiling = if service > 0.0 { n as f64 * 1000.0 / service } else { 0.0 };
+            format!(
+                "the generator's connections were the limit: the target was {target} and the generator's CPU below its limit, but each of the {n} connections carries one request at a time (HTTP/1.1), so requests waited for a free one{lag}{unsent}; at {} per request on a connection they carry at most {n} ÷ {} = {ceiling:.0} req/s — add connections (load.connections ≥ {:.0}, the rate × that time), unless the target's responses slowed under this load",
+                format_ms(service),
+                format_ms(service),
+                (rate * service / 1000.0).ceil()
+            )
+        }
     };
     Some(Warning::new(
         WarningCode::RateNotMet,
         format!("{head}: {why}"),
+    ))
+}
+
+/// Why an open-model measurement measured the generator's connections rather than the
+/// target, for a search or a capacity figure; `None` when it did not. Each connection carries
+/// one request at a time, so `connections` carry at most `connections ÷ time per request`;
+/// when that ceiling, at the fastest mean time on a connection measured for the target
+/// configuration (this measurement's and its `peers'`, its other measurements: a lighter one
+/// shows the target unloaded), is below the offered rate, the requests queued in the
+/// generator whatever the target did: the rate reached is the connections' ceiling and the
+/// latency includes the wait for a free connection. A target whose responses slowed under
+/// the load (a queue, as at its capacity) was faster in a lighter measurement, has a ceiling
+/// above the rate there, and is not excused.
+pub fn connection_bound(r: &CellResult, peers: &[&CellResult]) -> Option<String> {
+    let rate = r.coordinates.rate.filter(|n| *n > 0)? as f64;
+    let n = r.coordinates.connections;
+    let (fastest, at) = std::iter::once(r)
+        .chain(peers.iter().copied())
+        .filter(|p| p.outcome == benchrun_api::Outcome::Measured)
+        .filter_map(|p| Some((service_ms(p)?, p.coordinates.rate)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))?;
+    let ceiling = f64::from(n) * 1000.0 / fastest;
+    if ceiling >= rate {
+        return None;
+    }
+    let at = match at {
+        Some(a) if a as f64 != rate => format!(" (measured at {a} req/s)"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "the generator's {n} connections could not carry {rate:.0} req/s: each carries one request at a time, and at the fastest mean time per request measured for this configuration, {}{at}, {n} connections carry at most {ceiling:.1} req/s (connections ÷ time), so requests waited for a free connection and this measurement shows the connections' ceiling, not the target's capacity — add connections (load.connections ≥ {:.0}, the rate × that time)",
+        format_ms(fastest),
+        (rate * fastest / 1000.0).ceil()
     ))
 }
 

@@ -244,3 +244,107 @@ fn a_clean_demo_like_measurement_raises_none_of_the_wire_warnings() {
     r.tcp = Some(clean_tcp());
     assert!(codes(&r).is_empty(), "{:?}", codes(&r));
 }
+
+/// The example as the status shows it: 800 ms per response, 100 req/s offered over
+/// 200 connections, requests sent on time; the window of sends reads 100 req/s.
+fn eight_hundred_ms(throughput: f64, requests: i64, late: i64) -> CellResult {
+    let mut r = measured();
+    r.coordinates.rate = Some(100);
+    r.coordinates.connections = 200;
+    r.throughput = Some(throughput);
+    r.requests = Some(requests);
+    r.usage.cpu_avg_of_limit = Some(0.05);
+    r.latency_ms.as_mut().unwrap().mean = 800.4;
+    r.schedule_lag_ms = Some(ScheduleLagMs {
+        mean: 0.15,
+        max: 10.0,
+    });
+    r.drain = Some(benchrun_api::Drain {
+        in_flight: 80,
+        ms: 800.0,
+        response_lag_ms: Some(800.3),
+        late: Some(late),
+    });
+    r
+}
+
+#[test]
+fn a_target_that_keeps_up_at_a_long_latency_meets_its_rate() {
+    // 1000 requests in the 10 s window: all answered, none late.
+    assert!(rate_not_met(&eight_hundred_ms(100.0, 1000, 0), None).is_none());
+    // What counting the drain's 0.8 s read: 92.6 req/s, a false RateNotMet.
+    let old = rate_not_met(&eight_hundred_ms(92.6, 1000, 0), None).unwrap();
+    assert!(old.message.contains("connections were the limit"), "{old}");
+}
+
+#[test]
+fn an_unmet_rate_sent_on_schedule_and_answered_late_names_the_target() {
+    // Every request went out on time (1000 sent, 0.15 ms late on average); 300 of them were
+    // answered after the window's end plus its response lag: the target queued them.
+    let r = eight_hundred_ms(70.0, 1000, 300);
+    assert_eq!(
+        rate_limit(&r, None),
+        Some(RateLimit::TargetBacklog { late: 300 })
+    );
+    let w = rate_not_met(&r, None).unwrap();
+    assert!(
+        w.message.starts_with("achieved 70 req/s of the 100 req/s offered (70.0%): the target was the limit (at 5% of its CPU limit): the generator sent the requests on schedule; requests were sent 0.1ms late on average (at most 10.0ms), but the target answered 300 of the 1000 sent later than 800.3ms after the window's end"),
+        "{w}"
+    );
+    assert!(!rate_limit(&r, None).unwrap().is_generator());
+    // The generator's CPU at its limit comes first, whatever the target did.
+    let cpu = rate_limit(&r, Some("load pods used 97% of their CPU limit".into())).unwrap();
+    assert!(cpu.is_generator());
+}
+
+#[test]
+fn requests_the_schedule_lag_pushed_out_of_the_window_are_the_generators_shortfall() {
+    // Four connections at 100 ms: 400 of the 1000 due requests sent, none late.
+    let mut r = eight_hundred_ms(40.0, 400, 0);
+    r.coordinates.connections = 4;
+    r.latency_ms.as_mut().unwrap().mean = 2_600.0;
+    r.schedule_lag_ms = Some(ScheduleLagMs {
+        mean: 2_500.0,
+        max: 5_000.0,
+    });
+    assert_eq!(shortfall(&r), Some((600.0, 0.0)));
+    assert_eq!(service_ms(&r), Some(100.0));
+    assert_eq!(rate_limit(&r, None), Some(RateLimit::Connections));
+    let w = rate_not_met(&r, None).unwrap();
+    assert!(
+        w.message.contains("requests were sent 2500.0ms late on average (at most 5000.0ms), and 600 requests due in the window were never sent in it; at 100.0ms per request on a connection they carry at most 4 ÷ 100.0ms = 40 req/s — add connections (load.connections ≥ 10"),
+        "{w}"
+    );
+    // The same shortfall with the target at its CPU limit is the target's.
+    r.usage.cpu_avg_of_limit = Some(0.97);
+    assert_eq!(rate_limit(&r, None), Some(RateLimit::TargetCpu(0.97)));
+}
+
+#[test]
+fn connections_that_cannot_carry_the_rate_at_the_targets_fastest_make_the_window_the_generators() {
+    let mut r = eight_hundred_ms(40.0, 400, 0);
+    r.coordinates.connections = 4;
+    r.latency_ms.as_mut().unwrap().mean = 2_600.0;
+    r.schedule_lag_ms = Some(ScheduleLagMs {
+        mean: 2_500.0,
+        max: 5_000.0,
+    });
+    // 4 connections at 100 ms carry 40 req/s, not 100.
+    let why = connection_bound(&r, &[]).unwrap();
+    assert!(
+        why.starts_with("the generator's 4 connections could not carry 100 req/s"),
+        "{why}"
+    );
+    assert!(
+        why.contains("4 connections carry at most 40.0 req/s"),
+        "{why}"
+    );
+    // A lighter measurement of the configuration answered in 2 ms: there 4 connections carry
+    // 2000 req/s, so the 100 ms here were the target slowing under the load.
+    let mut light = measured();
+    light.coordinates.rate = Some(20);
+    light.latency_ms.as_mut().unwrap().mean = 2.0;
+    assert!(connection_bound(&r, &[&light]).is_none());
+    // The closed model sets no rate to carry.
+    assert!(connection_bound(&measured(), &[]).is_none());
+}

@@ -143,6 +143,50 @@ async fn an_open_model_rate_a_100m_generator_cannot_send_names_the_generator() {
     cluster.finish(&ns, outcome).await;
 }
 
+/// Issue 52: a target answering in a steady 800 ms, offered 100 req/s over 200 connections
+/// (80 in flight), keeps up: the window of sends reads the offered rate and raises no
+/// `RateNotMet`. Counting the drain's 0.8 s read 6 / 6.8 of it (88 req/s here) and the
+/// warning. 6 s windows after 2 s of warm-up, bounded to 3 minutes.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn an_800_ms_target_at_100_req_s_meets_its_rate_without_the_drain() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-drain").await;
+    let yaml = one_cell(
+        "drain",
+        "/sleep?ms=800",
+        "250m",
+        "",
+        "connections: 200, rate: 100, duration: 6s, warmup: 2s, resources: {cpu: 500m, memory: 64Mi}",
+    );
+    let outcome = async {
+        let (r, _) = measure(&cluster, &ns, "drain", &yaml).await?;
+        anyhow::ensure!(
+            !r.warnings.iter().any(|w| w.code == WarningCode::RateNotMet),
+            "{:?}",
+            r.warnings
+        );
+        let tp = r.throughput.unwrap_or_default();
+        anyhow::ensure!((97.0..=103.0).contains(&tp), "{tp} req/s, 100 offered");
+        let drain = r.drain.clone().ok_or_else(|| anyhow::anyhow!("no drain"))?;
+        println!("drain {drain:?}, per-second CV {:?}", r.per_second_cv);
+        anyhow::ensure!((60..=100).contains(&drain.in_flight), "{drain:?}");
+        anyhow::ensure!((700.0..=2000.0).contains(&drain.ms), "{drain:?}");
+        anyhow::ensure!(drain.late == Some(0), "{drain:?}");
+        let lag = r.schedule_lag_ms.clone().unwrap_or_default();
+        anyhow::ensure!(lag.mean < 50.0, "sent on schedule: {lag:?}");
+        // The seconds of the window after its first responses are steady.
+        anyhow::ensure!(
+            r.per_second_cv.is_some_and(|cv| cv < 0.1),
+            "{:?}",
+            r.per_second_cv
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
 /// Backlog 1 and a 5 ms pause after each accept (200 accepts a second) under 200 connections
 /// that each open a new connection per request: the accept queue overflows, the target's
 /// kernel drops SYNs, and the load pod's kernel retransmits them after 1 s (then 3 s).

@@ -274,6 +274,27 @@ pub struct ScheduleLagMs {
     pub max: f64,
 }
 
+/// The end of the measured window: the requests still in flight when its sends ended, which
+/// the generator waited for (the drain) and measured, while `throughput` counts them only as
+/// far as they belong to the window (closed model: the share of their time inside it; open
+/// model: those answered within `responseLagMs` after it).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Drain {
+    /// Requests still in flight when the window ended.
+    pub in_flight: i64,
+    /// From the window's end to the end of its last request, milliseconds.
+    pub ms: f64,
+    /// Mean time from send to response of the requests sent in the window's first second,
+    /// milliseconds: how far the window's responses trail its sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_lag_ms: Option<f64>,
+    /// Open model: requests answered later than `responseLagMs` after the window's end (a
+    /// backlog the target had not served by then, or time-outs), not in `throughput`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<i64>,
+}
+
 /// CPU and memory of the target pods over the measured window (from the raw cAdvisor samples
 /// in Prometheus), and the CPU of the load pods (from the load generator's own accounting).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -475,6 +496,11 @@ pub struct CellResult {
     /// the generator's CPU (`RateNotMet` says which).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_lag_ms: Option<ScheduleLagMs>,
+    /// The requests still in flight when the window's sends ended and how long they took
+    /// (the window's `throughput` is over its sends, not this drain). Absent in results of
+    /// generators before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Drain>,
     /// With several load pods: how far apart (milliseconds) their measured windows began.
     /// They are told one start time; a pod that started late widens the merged window, which
     /// runs from the first start to the last end (`StaggeredStart` flags a large spread).
@@ -529,8 +555,9 @@ pub struct CellResult {
     /// EphemeralPortsLow, Resets).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
-    /// Coefficient of variation of the throughput of the whole seconds inside the measured
-    /// window (standard deviation over mean): how steady the target was within the window.
+    /// Coefficient of variation of the throughput of the whole seconds of the measured window
+    /// from its first responses (`drain.responseLagMs` after its start) to its end (standard
+    /// deviation over mean): how steady the target was within the window.
     /// Comparisons compare it across repeats (`comparisons[].spread`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_second_cv: Option<f64>,

@@ -37,7 +37,7 @@ pub use benchrun_wire::{hist, report, request, result, steady, template};
 pub use backend::Backend;
 pub use benchrun_wire::result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, SCHEMA,
+    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, WindowCounts, SCHEMA,
 };
 pub use benchrun_wire::tcp::TcpStats;
 pub use benchrun_wire::template::ValueSpec;

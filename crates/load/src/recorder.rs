@@ -118,7 +118,37 @@ pub(crate) struct Recorder {
     second_requests: u64,
     second_errors: u64,
     second_hist: Histogram<u64>,
+    /// The window's accounting (see [`Recorder::open_window`] and `crate::run`).
+    pub window: Window,
 }
+
+/// What a recording thread notes about the end of its measured window: when it stopped
+/// sending, and which requests ended after that, so that the window's throughput can count
+/// its drain without its time (see `benchrun_wire::result`, "The window and its drain").
+#[derive(Default)]
+pub(crate) struct Window {
+    /// When this thread's window ends: the phase's time limit, or (with a request count) its
+    /// last send; `None` while it is not known yet.
+    pub end: Option<Instant>,
+    /// With a request count: the send that closes the window.
+    budget: Option<u64>,
+    /// Requests sent before this instant (the window's first second) make the response lag.
+    early_until: Option<Instant>,
+    /// Sum (µs) and count of the send-to-response times of those requests.
+    pub early_us: u64,
+    pub early_count: u64,
+    /// Requests that ended by `end` (or before it was known).
+    pub ended_inside: u64,
+    /// (sent, ended) of every request that ended after `end`: at most the thread's
+    /// connections, as nothing is sent after `end`.
+    pub ended_after: Vec<(Instant, Instant)>,
+    /// The last send and the last end of a request.
+    pub last_send: Option<Instant>,
+    pub last_end: Option<Instant>,
+}
+
+/// The start of the window whose requests make the response lag: its first second.
+pub(crate) const RESPONSE_LAG_SPAN: Duration = Duration::from_secs(1);
 
 fn micros(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
@@ -163,17 +193,61 @@ impl Recorder {
             second_requests: 0,
             second_errors: 0,
             second_hist: hist::new_timeline(),
+            window: Window::default(),
         }
     }
 
-    /// A request went out `lag` after it was due.
+    /// Opens the measured window at the clock's start: it ends at `until` (a time limit) or
+    /// at the send that reaches `budget` (a request count), whichever is given; `conns`
+    /// bounds the requests that can end after it. The requests sent in its first
+    /// [`RESPONSE_LAG_SPAN`] (or all of it, if shorter) make the response lag.
+    pub fn open_window(&mut self, until: Option<Instant>, budget: Option<u64>, conns: usize) {
+        let early = self.clock_start + RESPONSE_LAG_SPAN;
+        self.window = Window {
+            end: until,
+            budget,
+            early_until: Some(until.map_or(early, |u| u.min(early))),
+            ended_after: Vec::with_capacity(conns),
+            ..Window::default()
+        };
+    }
+
+    /// A request went out at `now`, `lag` after it was due.
     #[inline]
-    pub fn sent(&mut self, lag: Duration) {
+    pub fn sent(&mut self, now: Instant, lag: Duration) {
         self.sent += 1;
-        if self.record && self.uncorrected.is_some() {
+        if !self.record {
+            return;
+        }
+        if self.uncorrected.is_some() {
             let us = micros(lag);
             self.lag_sum_us += us;
             self.lag_max_us = self.lag_max_us.max(us);
+        }
+        let w = &mut self.window;
+        w.last_send = Some(now);
+        if w.budget == Some(self.sent) {
+            w.end = Some(now);
+        }
+    }
+
+    /// A request sent at `sent` ended at `now`, with a response that took `us` (µs) from the
+    /// send, or without one.
+    #[inline]
+    fn ended(&mut self, now: Instant, sent: Instant, response_us: Option<u64>) {
+        let w = &mut self.window;
+        if let (Some(us), Some(early)) = (response_us, w.early_until) {
+            if sent < early {
+                w.early_us += us;
+                w.early_count += 1;
+            }
+        }
+        match w.end {
+            Some(end) if now > end => w.ended_after.push((sent, now)),
+            _ => w.ended_inside += 1,
+        }
+        if w.last_end.is_none_or(|e| now > e) {
+            w.last_end = Some(now);
         }
     }
 
@@ -218,17 +292,19 @@ impl Recorder {
             self.unrecorded_latency_us += us;
             return;
         }
+        let service_us = micros(since_sent).max(1);
         if let Some(u) = &mut self.uncorrected {
-            u.saturating_record(micros(since_sent).max(1));
+            u.saturating_record(service_us);
         }
         let error = self.tally(scenario).response(us, status);
         self.tick(now, error);
         self.second_hist.saturating_record(us);
+        self.ended(now, now - since_sent, Some(service_us));
     }
 
-    /// A request that ended without a complete response.
+    /// A request sent at `sent` that ended without a complete response.
     #[inline]
-    pub fn failure(&mut self, now: Instant, scenario: usize, f: Failure) {
+    pub fn failure(&mut self, now: Instant, sent: Instant, scenario: usize, f: Failure) {
         if !self.record {
             self.unrecorded_failures += 1;
             self.unrecorded_ended += 1;
@@ -236,6 +312,7 @@ impl Recorder {
         }
         self.tally(scenario).failure(f);
         self.tick(now, true);
+        self.ended(now, sent, None);
     }
 
     fn tick(&mut self, now: Instant, error: bool) {
@@ -276,8 +353,14 @@ impl Recorder {
     }
 
     /// Seals the current second and adds the scenarios' tallies into the total; call once
-    /// at the end of the phase.
+    /// at the end of the phase. A window whose end was not known (a request count not reached,
+    /// a stop requested) ends at its last send.
     pub fn finish(&mut self) {
+        let w = &mut self.window;
+        let last_send = w.last_send.unwrap_or(self.clock_start);
+        if w.end.is_none() || crate::signal::stop_requested() {
+            w.end = Some(w.end.map_or(last_send, |e| e.min(last_send)));
+        }
         self.seal();
         for s in &self.scenarios {
             self.total.add(s);

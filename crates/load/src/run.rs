@@ -16,7 +16,7 @@ use crate::hist;
 use crate::recorder::{Recorder, Tally};
 use crate::result::{
     self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScenarioResult, ScheduleLag,
-    SteadyFigure, SteadyWarmup, SCHEMA,
+    SteadyFigure, SteadyWarmup, WindowCounts, SCHEMA,
 };
 use crate::scenario::{self, Scenario};
 use crate::steady;
@@ -193,12 +193,10 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             source,
         })?);
     }
-    let elapsed = start.elapsed();
     let cpu1 = cpu_time();
     let tcp1 = tcp::snapshot();
-    let window = (epoch_ms, epoch_ms + elapsed.as_millis() as u64);
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
-    let mut result = build_result(config, &scenarios, threads, outputs, window, elapsed, cpu)?;
+    let mut result = build_result(config, &scenarios, threads, outputs, (start, epoch_ms), cpu)?;
     result.warmup_until_steady = steady.map(|(watch, (steady, change))| SteadyWarmup {
         seconds: start.saturating_duration_since(watch.start).as_secs_f64(),
         steady,
@@ -324,6 +322,7 @@ impl ThreadPlan {
             start_cell,
             warm_stop,
         } = self;
+        let conns = settings.conn_ids.len();
         let mut worker = Worker::<B>::new(settings);
         let mut warm = Warm::default();
         // The ramp-up's unrecorded counts, continued by the warm-up's recorder.
@@ -378,6 +377,7 @@ impl ThreadPlan {
             Limit::Requests(_) => None,
         };
         let mut rec = Recorder::new(true, open, n_scenarios, start, epoch_ms);
+        rec.open_window(until, budget, conns);
         worker.run_phase(
             &Phase {
                 start,
@@ -424,16 +424,91 @@ fn show_progress(
     eprintln!();
 }
 
+/// The measured window of the threads' recorders that began at `start`: its end (the last
+/// thread's), and how its requests count into the throughput (see `benchrun_wire::result`,
+/// "The window and its drain").
+fn window_counts(
+    outputs: &[(Recorder, Warm)],
+    start: Instant,
+    open: bool,
+) -> (Instant, WindowCounts) {
+    let windows = || outputs.iter().map(|(r, _)| &r.window);
+    let end = windows().filter_map(|w| w.end).max().unwrap_or(start);
+    let (early_us, early_n) = windows().fold((0u64, 0u64), |(us, n), w| {
+        (us + w.early_us, n + w.early_count)
+    });
+    let lag = (early_n > 0).then(|| Duration::from_micros(early_us / early_n));
+    let ended_after = windows().flat_map(|w| w.ended_after.iter().copied());
+    let after = count_after(ended_after, end, open.then_some(lag));
+    let last_end = windows().filter_map(|w| w.last_end).max().unwrap_or(end);
+    let inside: u64 = windows().map(|w| w.ended_inside).sum();
+    let counts = WindowCounts {
+        requests: inside as f64 + after.counted,
+        in_flight_at_end: after.in_flight,
+        drain_ms: last_end.saturating_duration_since(end).as_millis() as u64,
+        late: after.late,
+        response_lag_ms: lag.map(|l| l.as_secs_f64() * 1000.0),
+    };
+    (end, counts)
+}
+
+/// How the requests that ended after some thread's window end count.
+#[derive(Debug, Default, PartialEq)]
+struct After {
+    /// Their count (or shares) in the throughput.
+    counted: f64,
+    /// Those still in flight at the window's `end`.
+    in_flight: u64,
+    /// Open model: those that ended more than the response lag after `end`.
+    late: u64,
+}
+
+/// Counts requests given as (sent, ended) that ended after their thread's window end, against
+/// the window's `end`: one that ended by `end` counts 1 (its thread stopped sending earlier);
+/// one still in flight at `end` counts, in the closed model (`open_lag` `None`), the share of
+/// its time before `end`; in the open model (`open_lag` `Some(lag)`), 1 if it ended within
+/// `lag` after `end` (any time when the lag is unknown), else 0 and is late.
+fn count_after(
+    ended_after: impl Iterator<Item = (Instant, Instant)>,
+    end: Instant,
+    open_lag: Option<Option<Duration>>,
+) -> After {
+    let mut a = After::default();
+    for (sent, ended) in ended_after {
+        if ended <= end {
+            a.counted += 1.0;
+            continue;
+        }
+        a.in_flight += 1;
+        match open_lag {
+            None => {
+                let inside = end.saturating_duration_since(sent).as_secs_f64();
+                let whole = ended.saturating_duration_since(sent).as_secs_f64();
+                a.counted += if whole > 0.0 {
+                    (inside / whole).min(1.0)
+                } else {
+                    1.0
+                };
+            }
+            Some(lag) if lag.is_none_or(|l| ended <= end + l) => a.counted += 1.0,
+            Some(_) => a.late += 1,
+        }
+    }
+    a
+}
+
 fn build_result(
     config: &Config,
     scenarios: &[Scenario],
     threads: usize,
     outputs: Vec<(Recorder, Warm)>,
-    window: (u64, u64),
-    elapsed: Duration,
+    (start, epoch_ms): (Instant, u64),
     cpu: (u64, u64),
 ) -> Result<LoadResult> {
     let open = config.rate.is_some();
+    let (end, counts) = window_counts(&outputs, start, open);
+    let length = end.saturating_duration_since(start);
+    let window = (epoch_ms, epoch_ms + length.as_millis() as u64);
     let mut uncorrected = hist::new_latency();
     let mut connect = hist::new_latency();
     let (mut requests, mut bytes, mut warmup, mut warmup_failed) = (0, 0, 0, 0);
@@ -454,7 +529,7 @@ fn build_result(
         sent += rec.sent;
     }
     let latency = &total.latency;
-    let duration = elapsed.as_secs_f64();
+    let duration = length.as_secs_f64();
     Ok(LoadResult {
         schema: SCHEMA.into(),
         url: match scenarios {
@@ -477,10 +552,11 @@ fn build_result(
         errors: total.errors.clone(),
         bytes,
         throughput: if duration > 0.0 {
-            requests as f64 / duration
+            counts.requests / duration
         } else {
             0.0
         },
+        window_counts: Some(counts),
         warmup_requests: warmup,
         warmup_failed,
         warmup_until_steady: None,
@@ -590,4 +666,61 @@ pub fn cpu_time() -> (u64, u64) {
     }
     let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
     (us(ru.ru_utime), us(ru.ru_stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_closed_request_in_flight_at_the_end_counts_the_share_of_its_time_inside() {
+        let t0 = Instant::now();
+        let end = t0 + ms(10_000);
+        let after = [
+            // Sent 100 ms before the end, ended 100 ms after: half.
+            (end - ms(100), end + ms(100)),
+            // A straggler: 100 ms inside, 1.9 s after.
+            (end - ms(100), end + ms(1_900)),
+            // Its thread stopped sending earlier, and it ended by the window's end: whole.
+            (end - ms(300), end - ms(50)),
+        ];
+        let a = count_after(after.into_iter(), end, None);
+        assert!((a.counted - 1.55).abs() < 1e-9, "{a:?}");
+        assert_eq!((a.in_flight, a.late), (2, 0));
+    }
+
+    #[test]
+    fn an_open_request_counts_if_it_ended_within_the_response_lag_after_the_end() {
+        let t0 = Instant::now();
+        let end = t0 + ms(10_000);
+        let after = [
+            (end - ms(10), end + ms(790)),  // within 800 ms: counts
+            (end - ms(10), end + ms(800)),  // at 800 ms: counts
+            (end - ms(500), end + ms(900)), // a backlog: late
+            (end - ms(900), end - ms(100)), // ended inside: counts
+        ];
+        let a = count_after(after.into_iter(), end, Some(Some(ms(800))));
+        assert_eq!(
+            a,
+            After {
+                counted: 3.0,
+                in_flight: 3,
+                late: 1
+            }
+        );
+        // No response lag known (no response in the first second): every request counts.
+        let a = count_after(after.into_iter(), end, Some(None));
+        assert_eq!(
+            a,
+            After {
+                counted: 4.0,
+                in_flight: 3,
+                late: 0
+            }
+        );
+    }
 }

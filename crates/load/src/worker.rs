@@ -487,7 +487,7 @@ impl<B: Io> Worker<B> {
 
     /// Starts a request on idle connection `i`, due at `due`.
     fn start(&mut self, i: usize, due: Instant, now: Instant, rec: &mut Recorder) {
-        rec.sent(now.saturating_duration_since(due));
+        rec.sent(now, now.saturating_duration_since(due));
         self.in_flight += 1;
         let c = &mut self.conns[i];
         if let Some(wait) = self.sized_wait {
@@ -633,7 +633,8 @@ impl<B: Io> Worker<B> {
 
     /// Ends the in-flight request of connection `i` with a failure and drops its socket.
     fn fail(&mut self, i: usize, f: Failure, now: Instant, rec: &mut Recorder) {
-        rec.failure(now, self.conns[i].scenario, f);
+        let c = &self.conns[i];
+        rec.failure(now, c.sent_at, c.scenario, f);
         self.expected -= std::mem::take(&mut self.conns[i].share);
         self.in_flight -= 1;
         self.io.close(i);

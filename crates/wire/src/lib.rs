@@ -29,7 +29,7 @@ pub mod template;
 pub use error::{Error, Result};
 pub use result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
-    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, SCHEMA,
+    ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, WindowCounts, SCHEMA,
 };
 pub use tcp::TcpStats;
 pub use template::ValueSpec;

@@ -75,6 +75,23 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
         "Requests per second:    {:.2} [#/sec] (mean)",
         r.throughput
     )?;
+    if let Some(c) = &r.window_counts {
+        let late = if c.late > 0 {
+            format!(
+                ", {} answered later than {:.1} ms after it",
+                c.late,
+                c.response_lag_ms.unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "Drain:                  {} in flight at the window's end, the last ended {:.3} s after it (measured; their time after it not in the rate{late})",
+            c.in_flight_at_end,
+            c.drain_ms as f64 / 1000.0
+        )?;
+    }
     writeln!(
         w,
         "Time per request:       {:.3} [ms] (mean)",

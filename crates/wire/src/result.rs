@@ -11,14 +11,18 @@
 //!   "model": "closed" | "open", "rate": null | <req/s>,      // open model only
 //!   "connections": 50, "threads": 2, "keepalive": true,
 //!   "window_start_ms": <unix epoch ms>, "window_end_ms": <unix epoch ms>,
-//!   "duration": <seconds, f64, = (end - start) of the measured window>,
-//!   "requests": <completed requests, including errored ones>,
+//!   "duration": <seconds, f64, = (end - start) of the measured window: its sends>,
+//!   "requests": <requests sent in the window, each counted when it ended (response or
+//!                error), in the drain after the window too>,
 //!   "successes": <2xx/3xx with a complete body>,
 //!   "errors": { "total", "connect_refused", "connect_timeout", "connect_other",
 //!               "timeout", "read", "body_mismatch", "protocol",
 //!               "status_4xx", "status_5xx", "status_codes": { "500": 3, ... } },
 //!   "bytes": <bytes received, headers + body>,
-//!   "throughput": <requests / duration, req/s>,
+//!   "throughput": <window_counts.requests (else requests) / duration, req/s>,
+//!   "window_counts": { "requests": <f64: the requests the throughput counts>,
+//!                      "in_flight_at_end", "drain_ms", "late",
+//!                      "response_lag_ms": null | <f64> },          // absent: older generators
 //!   "warmup_requests": <requests sent during warm-up, not in any other figure>,
 //!   "warmup_failed": <of those, requests that ended without a complete response>,
 //!   "warmup_until_steady": null | { "seconds", "steady", "max_seconds", "figure",
@@ -54,7 +58,24 @@
 //! (coordinated-omission corrected). It includes TCP connect when a connection had to be
 //! (re)opened for the request and covers every request that got a complete response,
 //! whatever its status. A timeline entry counts the requests that completed in that second.
-
+//!
+//! **The window and its drain.** The measured window is the interval of sends: from the
+//! common start to the instant no request may be sent any more (`--duration` after the start,
+//! or the last send with a request count); in the open model, the interval of the due times.
+//! Every request sent in it is measured (latency, errors, the timeline, `requests`) however
+//! late it ends: the generator waits for the requests still in flight at the window's end (the
+//! *drain*, up to the request timeout) before it reports. The drain's time is not in
+//! `duration`, so `throughput` counts ([`WindowCounts::requests`]):
+//! - closed model: a request that ended by the window's end counts 1; one still in flight
+//!   then counts the share of its time on the connection that fell inside the window. Each
+//!   connection is busy from the window's start, so this is its rate of completions whatever
+//!   the latency distribution, and a straggler in the drain costs its own share only.
+//! - open model: a request that ended by the window's end plus the *response lag* counts 1,
+//!   one that ended later (a backlog the target had not served by then, a time-out) 0. The
+//!   response lag is the mean time from send to response of the requests sent in the window's
+//!   first second: the delay of the window's responses behind its sends, which the window
+//!   began without (nothing was in flight at its start). A target that keeps up reads the
+//!   offered rate whatever its latency; one that queues reads the rate it served.
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
@@ -110,8 +131,13 @@ pub struct LoadResult {
     pub errors: ErrorCounts,
     /// Bytes received (status line, headers and body).
     pub bytes: u64,
-    /// `requests / duration`, requests per second.
+    /// The requests of the window per second of it: [`WindowCounts::requests`] over
+    /// `duration` (`requests / duration` in results of generators without `window_counts`).
     pub throughput: f64,
+    /// How the window's requests were counted into `throughput`, and its drain. Absent in
+    /// results of generators before it existed (their window included the drain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_counts: Option<WindowCounts>,
     /// Requests sent during warm-up; these appear in no other figure.
     pub warmup_requests: u64,
     /// Of the warm-up requests, those that ended without a complete response (refused, reset,
@@ -250,6 +276,57 @@ impl SteadyWarmup {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+/// How the requests of the measured window were counted (see the module documentation, "The
+/// window and its drain"), and its drain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowCounts {
+    /// The requests `throughput` counts over `duration`: the requests that ended in the
+    /// window, and of those still in flight at its end, the closed model's shares of their
+    /// time inside it, the open model's that ended within the response lag after it. Merged:
+    /// summed.
+    pub requests: f64,
+    /// Requests still in flight when the window ended (they are in `requests` and every
+    /// figure but `throughput`'s time). Merged: summed.
+    pub in_flight_at_end: u64,
+    /// From the window's end to the end of its last request, milliseconds. Merged: to the
+    /// last end of any input.
+    pub drain_ms: u64,
+    /// Open model: requests that ended more than the response lag after the window's end
+    /// (not in [`Self::requests`]); 0 in the closed model. Merged: summed.
+    #[serde(default)]
+    pub late: u64,
+    /// Mean time from send to response of the requests sent in the window's first second,
+    /// milliseconds; `None` when none of them got a response. Merged: the mean weighted by
+    /// each input's `requests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_lag_ms: Option<f64>,
+}
+
+impl LoadResult {
+    /// When the window's last request ended, unix epoch milliseconds: the window's end plus
+    /// its drain (the window's end in results without `window_counts`, whose window held it).
+    pub fn last_end_ms(&self) -> u64 {
+        self.window_end_ms + self.window_counts.as_ref().map_or(0, |w| w.drain_ms)
+    }
+
+    /// The requests `throughput` counts: [`WindowCounts::requests`], or `requests` in results
+    /// without `window_counts`.
+    pub fn counted_requests(&self) -> f64 {
+        self.window_counts
+            .as_ref()
+            .map_or(self.requests as f64, |w| w.requests)
+    }
+
+    /// The response lag in milliseconds (see [`WindowCounts::response_lag_ms`]), 0 when not
+    /// known.
+    pub fn response_lag_ms(&self) -> f64 {
+        self.window_counts
+            .as_ref()
+            .and_then(|w| w.response_lag_ms)
+            .unwrap_or(0.0)
+    }
 }
 
 /// What one scenario of a multi-scenario run got.
@@ -467,6 +544,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         .transpose()?;
     let mut lag_sum = lag_total(first);
     let (mut user, mut system) = (first.cpu.user_us, first.cpu.system_us);
+    let mut counted = first.counted_requests();
     for r in &results[1..] {
         out.rate = match (out.rate, r.rate) {
             (Some(a), Some(b)) => Some(a + b),
@@ -495,6 +573,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;
+        counted += r.counted_requests();
         out.successes += r.successes;
         out.errors.add(&r.errors);
         out.bytes += r.bytes;
@@ -534,10 +613,11 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
     out.window_start_spread_ms = starts.clone().max().unwrap_or(0) - starts.min().unwrap_or(0);
     out.duration = out.window_end_ms.saturating_sub(out.window_start_ms) as f64 / 1000.0;
     out.throughput = if out.duration > 0.0 {
-        out.requests as f64 / out.duration
+        counted / out.duration
     } else {
         0.0
     };
+    out.window_counts = merge_window_counts(results, out.window_end_ms, counted);
     out.cpu = CpuStats::new(user, system, out.requests);
     out.latency = LatencyStats::from_histogram(&latency);
     out.connect = LatencyStats::from_histogram(&connect);
@@ -552,6 +632,41 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
     out.nodes = merge_nodes(results.iter().flat_map(|r| &r.nodes));
     out.cpu_models = merge_nodes(results.iter().flat_map(|r| &r.cpu_models));
     Ok(out)
+}
+
+/// The window counts of merged results ending at `end_ms`: counts summed, the drain to the
+/// last end of any input, the response lag weighted by requests; `None` when no input has
+/// them (older generators).
+fn merge_window_counts(results: &[LoadResult], end_ms: u64, counted: f64) -> Option<WindowCounts> {
+    if results.iter().all(|r| r.window_counts.is_none()) {
+        return None;
+    }
+    let last_end = results
+        .iter()
+        .map(LoadResult::last_end_ms)
+        .max()
+        .unwrap_or(end_ms);
+    let (mut lag, mut weight) = (0.0, 0.0);
+    for r in results {
+        if let Some(l) = r.window_counts.as_ref().and_then(|w| w.response_lag_ms) {
+            lag += l * r.requests as f64;
+            weight += r.requests as f64;
+        }
+    }
+    let sum = |f: fn(&WindowCounts) -> u64| {
+        results
+            .iter()
+            .filter_map(|r| r.window_counts.as_ref())
+            .map(f)
+            .sum()
+    };
+    Some(WindowCounts {
+        requests: counted,
+        in_flight_at_end: sum(|w| w.in_flight_at_end),
+        drain_ms: last_end.saturating_sub(end_ms),
+        late: sum(|w| w.late),
+        response_lag_ms: (weight > 0.0).then(|| lag / weight),
+    })
 }
 
 /// The sorted, distinct node names among `nodes`.

@@ -33,6 +33,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         errors,
         bytes: 100 * n,
         throughput: 0.0,
+        window_counts: None,
         warmup_requests: 7,
         warmup_failed: 2,
         warmup_until_steady: None,
@@ -283,4 +284,50 @@ fn warm_ups_until_steady_merge_to_the_longest_and_steady_only_if_all_were() {
     old.as_object_mut().unwrap().remove("warmup_until_steady");
     let read: LoadResult = serde_json::from_value(old).unwrap();
     assert_eq!(read.warmup_until_steady, None);
+}
+
+#[test]
+fn merge_counts_the_windows_requests_and_keeps_the_last_drain() {
+    let with = |start_ms: u64, counts: Option<WindowCounts>| LoadResult {
+        window_counts: counts,
+        ..result_from(&[10, 20, 30, 40], start_ms, start_ms + 10_000, 0)
+    };
+    let a = with(
+        0,
+        Some(WindowCounts {
+            requests: 3.5,
+            in_flight_at_end: 1,
+            drain_ms: 800,
+            late: 0,
+            response_lag_ms: Some(100.0),
+        }),
+    );
+    let b = with(
+        500,
+        Some(WindowCounts {
+            requests: 2.0,
+            in_flight_at_end: 2,
+            drain_ms: 100,
+            late: 2,
+            response_lag_ms: Some(300.0),
+        }),
+    );
+    // A JSON round trip: the counts are written and read back.
+    let a: LoadResult = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+    let m = merge(&[a.clone(), b]).unwrap();
+    assert_eq!((m.window_start_ms, m.window_end_ms), (0, 10_500));
+    assert!((m.throughput - 5.5 / 10.5).abs() < 1e-9, "{}", m.throughput);
+    let c = m.window_counts.clone().unwrap();
+    assert_eq!((c.in_flight_at_end, c.late), (3, 2));
+    // a's last request ended at 10 800, b's at 10 600: 300 ms after the merged end.
+    assert_eq!(c.drain_ms, 300);
+    assert_eq!(m.last_end_ms(), 10_800);
+    assert!((c.response_lag_ms.unwrap() - 200.0).abs() < 1e-9);
+    // An older generator's result counts every request over a window that held its drain.
+    let old = with(0, None);
+    assert_eq!(old.counted_requests(), 4.0);
+    assert_eq!(old.last_end_ms(), old.window_end_ms);
+    let m = merge(&[a, old]).unwrap();
+    assert!((m.throughput - 7.5 / 10.0).abs() < 1e-9, "{}", m.throughput);
+    assert!(merge(&[with(0, None)]).unwrap().window_counts.is_none());
 }

@@ -35,6 +35,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         errors: ErrorCounts::default(),
         bytes: 0,
         throughput: 0.0,
+        window_counts: None,
         warmup_requests: 0,
         warmup_failed: 0,
         warmup_until_steady: None,

@@ -10,3 +10,4 @@ mod pacing;
 mod scenarios;
 mod steady;
 mod templates;
+mod window;

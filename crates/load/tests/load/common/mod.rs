@@ -38,6 +38,15 @@ pub enum Behavior {
         to: Duration,
         over: Duration,
     },
+    /// 200 after `delay`, every request at once (a thread per connection); the request
+    /// numbered `straggler.0` (from 0, in the order they arrived) after `straggler.1` instead.
+    Delay {
+        delay: Duration,
+        straggler: Option<(u64, Duration)>,
+    },
+    /// 200 after this delay, one request at a time (a queue: the server serves 1 / delay
+    /// requests a second, whatever is asked of it).
+    Serial(Duration),
 }
 
 /// A running server: its address and what it counted.
@@ -98,12 +107,13 @@ pub fn serve(behavior: Behavior) -> Server {
     let seen = Seen::default();
     let (r, c, p) = (requests.clone(), connections.clone(), seen.clone());
     let start = Instant::now();
+    let serial = Arc::new(Mutex::new(()));
     thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
             let first = c.fetch_add(1, Ordering::SeqCst) == 0;
-            let (r, p) = (r.clone(), p.clone());
-            thread::spawn(move || handle(stream, behavior, &r, &p, start, first));
+            let (r, p, serial) = (r.clone(), p.clone(), serial.clone());
+            thread::spawn(move || handle(stream, behavior, &r, &p, start, first, &serial));
         }
     });
     Server {
@@ -129,6 +139,7 @@ fn handle(
     seen: &Mutex<BTreeMap<String, (u64, u64)>>,
     start: Instant,
     first: bool,
+    serial: &Mutex<()>,
 ) {
     let _ = s.set_nodelay(true);
     let mut buf = Vec::new();
@@ -171,7 +182,7 @@ fn handle(
             entry.0 += 1;
             entry.1 += body_len as u64;
         }
-        requests.fetch_add(1, Ordering::SeqCst);
+        let number = requests.fetch_add(1, Ordering::SeqCst);
         let close = head.contains("connection: close");
         let is_head = raw.starts_with("HEAD ");
         let resp: Vec<u8> = match behavior {
@@ -194,6 +205,18 @@ fn handle(
             Behavior::Warming { from, to, over } => {
                 let left = 1.0 - (start.elapsed().as_secs_f64() / over.as_secs_f64()).min(1.0);
                 thread::sleep(to + (from.saturating_sub(to)).mul_f64(left));
+                ok_response(close)
+            }
+            Behavior::Delay { delay, straggler } => {
+                match straggler {
+                    Some((n, slow)) if n == number => thread::sleep(slow),
+                    _ => thread::sleep(delay),
+                }
+                ok_response(close)
+            }
+            Behavior::Serial(delay) => {
+                let _one = serial.lock().unwrap();
+                thread::sleep(delay);
                 ok_response(close)
             }
             Behavior::SlowButFirst(delay) => {
