@@ -41,6 +41,8 @@ fn results() -> Vec<CellResult> {
         for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
             let mut r = repeat(cell, target, c, base * jitter, 0);
             r.repeat = i as i32;
+            // Each round on a fresh deployment of each configuration (repeatOrder Interleaved).
+            r.target_pods = vec![format!("{target}-c{c}-r{i}")];
             out.push(r);
         }
     }
@@ -191,6 +193,8 @@ repeats: 3
             let mut r = repeat(cell, "demo", 4, t * j, 0);
             r.coordinates.scenario = scenario.into();
             r.repeat = i as i32;
+            // Both scenarios of a round on that round's deployment.
+            r.target_pods = vec![format!("demo-r{i}")];
             rs.push(r);
         }
     }
