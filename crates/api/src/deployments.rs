@@ -128,7 +128,7 @@ mod tests {
         let experiments = 4000;
         let (mut covered, mut false_verdicts) = (0, 0);
         for _ in 0..experiments {
-            let mut side = |rng: &mut fastrand::Rng| -> Vec<f64> {
+            let side = |rng: &mut fastrand::Rng| -> Vec<f64> {
                 let shared = deployment * normal(rng);
                 (0..n)
                     .map(|_| {
