@@ -77,6 +77,8 @@ fn cells_are_matched_by_coordinates_whatever_their_order() {
 fn repeat(cell: i32, repeat: i32, throughput: f64, p99: f64) -> CellResult {
     CellResult {
         repeat,
+        // Each repeat on a deployment of its own (repeatOrder Interleaved).
+        target_pods: vec![format!("demo-c{cell}-r{repeat}")],
         throughput: Some(throughput),
         requests: Some((throughput * 20.0) as i64),
         errors: Some(Default::default()),

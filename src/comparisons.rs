@@ -8,7 +8,8 @@
 //! against the baseline run's cell with the same coordinates ([`baseline_entry`], made when a
 //! measurement of the cell finishes, because only then is the baseline run read).
 
-use benchrun_api::compare::{self, RatioEstimate};
+use benchrun_api::compare::{self, ComparisonVerdict, RatioEstimate};
+use benchrun_api::deployments;
 use benchrun_api::status::MAX_COMPARISONS;
 use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
 use benchrun_api::{
@@ -79,6 +80,8 @@ fn not_compared(
         coordinates: coordinates.clone(),
         candidate_repeats: measured(cand) as i32,
         reference_repeats: measured(refr) as i32,
+        candidate_deployments: None,
+        reference_deployments: None,
         tolerance,
         verdict: benchrun_api::ComparisonVerdict::NotCompared,
         ratio: None,
@@ -155,21 +158,49 @@ pub fn compare_cells(
     };
     let ((ec, nc), (er, nr)) = (count(&c), count(&r));
     let errors = compare::compare_error_rates(ec.min(nc), nc, er.min(nr), nr);
-    let power = compare::power(&tp_c, &tp_r, tolerance);
-    let verdict = compare::overall_verdict(
+    let mut power = compare::power(&tp_c, &tp_r, tolerance);
+    let mut verdict = compare::overall_verdict(
         throughput.as_ref(),
         p99.as_ref(),
         spread.as_ref(),
         errors.as_ref(),
     );
-    let too_few = throughput.is_none().then(|| {
+    let mut reason = throughput.is_none().then(|| {
         format!(
             "{} measured repeats of {candidate} and {} of {reference} with a throughput: an interval needs at least 2 a side (set spec.repeats to 3 or more)",
             tp_c.len(),
             tp_r.len()
         )
     });
-    let reason = join_reasons([too_few, environment_note(&c, &r)]);
+    // The deployments each side's repeats ran on, from the pods they recorded: repeats that
+    // shared one deployment measured its window-to-window noise only, and no verdict rests on
+    // that (docs/metrics.md, Repeats and deployments).
+    let (cr, rr): (Vec<&CellResult>, Vec<&CellResult>) = (c.iter().collect(), r.iter().collect());
+    let deployments = (deployments::distinct(&cr), deployments::distinct(&rr));
+    let (mut throughput, mut p99, mut spread, mut errors) = (throughput, p99, spread, errors);
+    let shared = deployments::shared_reason(
+        deployments,
+        (deployments::unrecorded(&cr), deployments::unrecorded(&rr)),
+    );
+    if let (Some(why), true) = (shared, c.len().min(r.len()) >= 2) {
+        for r in [throughput.as_mut(), p99.as_mut()].into_iter().flatten() {
+            no_verdict(r);
+        }
+        if let Some(s) = spread.as_mut() {
+            no_verdict(&mut s.ratio);
+            s.increased = false;
+        }
+        if let Some(e) = errors.as_mut() {
+            if e.verdict != ComparisonVerdict::Equivalent {
+                e.verdict = ComparisonVerdict::Inconclusive;
+            }
+        }
+        // More repeats on the same pods would not tell: the power is of another design.
+        power = None;
+        verdict = ComparisonVerdict::Inconclusive;
+        reason = Some(why);
+    }
+    let reason = join_reasons([reason, environment_note(&c, &r)]);
     let throughput = throughput.map(rounded);
     // From the rounded bounds, so that it can be checked against the status it is shown in.
     let precision = throughput
@@ -183,6 +214,8 @@ pub fn compare_cells(
         coordinates: coordinates.clone(),
         candidate_repeats: c.len() as i32,
         reference_repeats: r.len() as i32,
+        candidate_deployments: Some(deployments.0 as i32),
+        reference_deployments: Some(deployments.1 as i32),
         tolerance,
         verdict,
         ratio,
@@ -233,6 +266,13 @@ pub fn environment_note(cand: &[CellResult], refr: &[CellResult]) -> Option<Stri
 fn join_reasons<const N: usize>(reasons: [Option<String>; N]) -> Option<String> {
     let all: Vec<String> = reasons.into_iter().flatten().collect();
     (!all.is_empty()).then(|| all.join("; "))
+}
+
+/// A ratio whose repeats shared one deployment a side: the interval stays (it describes those
+/// pods), the verdict is `Inconclusive` and it has no p-value of "worse" for a summary to count.
+fn no_verdict(r: &mut RatioEstimate) {
+    r.verdict = ComparisonVerdict::Inconclusive;
+    r.p_worse = None;
 }
 
 /// The geometric mean of the positive, finite values among `xs` (the point estimate of a

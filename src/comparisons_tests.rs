@@ -41,6 +41,8 @@ fn results() -> Vec<CellResult> {
         for (i, jitter) in [0.99, 1.0, 1.01].iter().enumerate() {
             let mut r = repeat(cell, target, c, base * jitter, 0);
             r.repeat = i as i32;
+            // Each round on a fresh deployment of each configuration (repeatOrder Interleaved).
+            r.target_pods = vec![format!("{target}-c{c}-r{i}")];
             out.push(r);
         }
     }
@@ -191,6 +193,8 @@ repeats: 3
             let mut r = repeat(cell, "demo", 4, t * j, 0);
             r.coordinates.scenario = scenario.into();
             r.repeat = i as i32;
+            // Both scenarios of a round on that round's deployment.
+            r.target_pods = vec![format!("demo-r{i}")];
             rs.push(r);
         }
     }
@@ -234,4 +238,46 @@ fn refresh_keeps_the_baseline_entries_and_bounds_the_list() {
         headline(&previous).as_deref(),
         Some("express/last-week 0.80× [0.78–0.82] Slower")
     );
+}
+
+#[test]
+fn repeats_on_one_deployment_a_side_keep_their_interval_but_give_no_verdict() {
+    let run = run_yaml("");
+    // spring 20 % faster at c=10, but each target's three repeats ran on one pod.
+    let mut rs = results();
+    for r in &mut rs {
+        r.target_pods = vec![format!("{}-only", r.coordinates.target)];
+    }
+    let c = within_run(&run, &rs);
+    let fast = &c[0];
+    assert_eq!(fast.verdict, ComparisonVerdict::Inconclusive, "{fast:#?}");
+    assert_eq!(
+        (fast.candidate_deployments, fast.reference_deployments),
+        (Some(1), Some(1))
+    );
+    assert!(fast.shared_deployment());
+    let t = fast
+        .throughput
+        .as_ref()
+        .expect("the interval is still shown");
+    assert!(
+        t.low > 1.1 && t.verdict == ComparisonVerdict::Inconclusive,
+        "{t:?}"
+    );
+    assert_eq!(t.p_worse, None);
+    assert_eq!(fast.power, None);
+    let why = fast.reason.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("repeats shared one deployment on either side")
+            && why.contains("set repeatOrder Interleaved"),
+        "{why}"
+    );
+    // The same figures on a fresh deployment per repeat give the verdict.
+    let c = within_run(&run, &results());
+    assert_eq!(c[0].verdict, ComparisonVerdict::Faster);
+    assert_eq!(
+        (c[0].candidate_deployments, c[0].reference_deployments),
+        (Some(3), Some(3))
+    );
+    assert!(!c[0].shared_deployment());
 }

@@ -481,16 +481,24 @@ async fn apply_one(
     match action {
         Action::ApplyTarget {
             cell,
+            round,
             services,
             node_selector,
         } => {
             let cell = &v.cells[*cell];
             let pull = &ctx.config.image_pull_policy;
-            let d =
-                builders::build_target_deployment(owner, v, cell, services, node_selector, pull);
+            let d = builders::build_target_deployment(
+                owner,
+                v,
+                cell,
+                *round,
+                services,
+                node_selector,
+                pull,
+            );
             let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
             write(&deployments, &k.deployments, owner, &d, "Deployment").await?;
-            let s = builders::build_target_service(owner, v, cell);
+            let s = builders::build_target_service(owner, v, cell, *round);
             let services = Api::<Service>::namespaced(c.clone(), ns);
             write(&services, &k.services, owner, &s, "Service").await?;
         }

@@ -42,7 +42,8 @@ pub mod label {
     pub const ROLE: &str = "benchrun.dev/role";
     /// Target name.
     pub const TARGET: &str = "benchrun.dev/target";
-    /// Hash of the target configuration (target, cpu, memory, replicas).
+    /// Hash of the target deployment: its configuration (target, cpu, memory, replicas) and,
+    /// when every round deploys afresh, the round ([`super::deployment_hash`]).
     pub const CONFIG: &str = "benchrun.dev/config";
     /// Cell index.
     pub const CELL: &str = "benchrun.dev/cell";
@@ -202,6 +203,23 @@ pub fn config_hash(target: &str, cell: &Cell) -> String {
     format!(
         "{:08x}",
         fnv1a(&[target, &cell.cpu, &cell.memory, &replicas])
+    )
+}
+
+/// Hash of one deployment of a cell's target configuration, 8 hex digits: the configuration's
+/// [`config_hash`] when the run deploys each configuration once (`round` `None`), else a hash
+/// of the configuration and the round, so that every round of `repeatOrder: Interleaved` gets
+/// Deployment, Service and pods of its own. It is what the `benchrun.dev/config` label and the
+/// children's names carry: measurements with the same hash share pods.
+pub fn deployment_hash(target: &str, cell: &Cell, round: Option<usize>) -> String {
+    let Some(round) = round else {
+        return config_hash(target, cell);
+    };
+    let replicas = cell.replicas.to_string();
+    let round = format!("round {round}");
+    format!(
+        "{:08x}",
+        fnv1a(&[target, &cell.cpu, &cell.memory, &replicas, &round])
     )
 }
 
@@ -408,6 +426,25 @@ pub(crate) mod tests {
             config_hash("web", &cell("1", 1, 10)),
             config_hash("web", &cell("1", 1, 1000))
         );
+    }
+
+    #[test]
+    fn each_round_gets_a_deployment_of_its_own_and_one_deployment_keeps_the_config_hash() {
+        let c = cell("1", 1, 10);
+        assert_eq!(deployment_hash("web", &c, None), config_hash("web", &c));
+        let rounds: Vec<String> = (0..4)
+            .map(|r| deployment_hash("web", &c, Some(r)))
+            .collect();
+        let mut distinct = rounds.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{rounds:?}");
+        assert!(!rounds.contains(&config_hash("web", &c)));
+        assert_ne!(
+            rounds[0],
+            deployment_hash("web", &cell("2", 1, 10), Some(0))
+        );
+        assert!(rounds.iter().all(|h| h.len() == 8));
     }
 
     #[test]

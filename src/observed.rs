@@ -40,6 +40,8 @@ pub struct TargetObserved {
     pub containers: Vec<ContainerFacts>,
     /// Nodes of the target pods.
     pub nodes: Vec<String>,
+    /// Names of the target pods (not those being deleted), sorted.
+    pub pods: Vec<String>,
     /// The last problem seen, e.g. `ImagePullBackOff: Back-off pulling image "x"`.
     pub problem: Option<String>,
     /// The problem cannot go away by waiting (invalid image name, image never pulled).

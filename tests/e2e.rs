@@ -889,7 +889,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
     let outcome = async {
         cluster.apply_run(&ns, &with_work("base", 2000, "")).await?;
         let base = cluster
-            .wait_finished(&ns, "base", Duration::from_secs(300))
+            .wait_finished(&ns, "base", Duration::from_secs(420))
             .await?;
         let base = base.status.unwrap_or_default();
         anyhow::ensure!(
@@ -904,7 +904,7 @@ async fn a_slower_build_is_worse_than_its_baseline_and_the_run_regressed() {
         let slower = with_work("slower", 12000, "  baseline: {run: base}");
         cluster.apply_run(&ns, &slower).await?;
         let run = cluster
-            .wait_finished(&ns, "slower", Duration::from_secs(300))
+            .wait_finished(&ns, "slower", Duration::from_secs(420))
             .await?;
         let status = run.status.clone().unwrap_or_default();
         anyhow::ensure!(

@@ -180,6 +180,7 @@ mod name_tests {
                         &owner,
                         &run,
                         cell,
+                        Some(999),
                         &[],
                         &Default::default(),
                         "Never",
@@ -195,7 +196,7 @@ mod name_tests {
                     labels_valid(&what, spec.selector.match_labels.as_ref());
                     template_valid(&what, &spec.template);
 
-                    let s = build_target_service(&owner, &run, cell);
+                    let s = build_target_service(&owner, &run, cell, Some(999));
                     let name = s.metadata.name.clone().unwrap();
                     assert!(is_dns1035_label(&name), "{what}: Service {name}");
                     labels_valid(&what, s.metadata.labels.as_ref());

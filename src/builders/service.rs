@@ -282,6 +282,7 @@ mod tests {
             &owner(),
             &run,
             &run.cells[0],
+            None,
             &addresses(),
             &Default::default(),
             "Never",

@@ -113,7 +113,8 @@ pub(crate) fn env_with_addresses(
     (!env.is_empty()).then_some(env)
 }
 
-/// The Deployment of a cell's target configuration: the requested replicas, resources and a
+/// The Deployment of a cell's target configuration (of its `round` when every round deploys
+/// afresh, [`names::deployment_hash`]): the requested replicas, resources and a
 /// readiness probe, replaced whole (strategy `Recreate`) so that two configurations never run
 /// side by side. Its pods follow the target's Pod Security Standard (see [`security`]) and
 /// mount no service-account token unless the target names a service account. `services`
@@ -123,12 +124,13 @@ pub fn build_target_deployment(
     owner: &Owner,
     run: &ValidatedRun,
     cell: &Cell,
+    round: Option<usize>,
     services: &[ServiceAddress],
     node_selector: &BTreeMap<String, String>,
     default_pull_policy: &str,
 ) -> Deployment {
     let target = &run.targets[cell.target];
-    let config = names::config_hash(&target.name, cell);
+    let config = names::deployment_hash(&target.name, cell, round);
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);
     let res = run.target_resources(cell);
@@ -236,9 +238,14 @@ pub(crate) fn cluster_ip_service(
 }
 
 /// The ClusterIP Service in front of a target configuration's pods, on the target's port.
-pub fn build_target_service(owner: &Owner, run: &ValidatedRun, cell: &Cell) -> Service {
+pub fn build_target_service(
+    owner: &Owner,
+    run: &ValidatedRun,
+    cell: &Cell,
+    round: Option<usize>,
+) -> Service {
     let target = &run.targets[cell.target];
-    let config = names::config_hash(&target.name, cell);
+    let config = names::deployment_hash(&target.name, cell, round);
     let name = names::target_name(&owner.name, &target.name, &config);
     let labels = names::target_labels(&owner.name, &target.name, &config);
     cluster_ip_service(
@@ -256,7 +263,7 @@ pub(crate) mod tests {
 
     /// The Deployment of `cell` without backing services or a node selector.
     fn deployment(run: &ValidatedRun, cell: &Cell, pull: &str) -> Deployment {
-        build_target_deployment(&owner(), run, cell, &[], &BTreeMap::new(), pull)
+        build_target_deployment(&owner(), run, cell, None, &[], &BTreeMap::new(), pull)
     }
 
     #[test]
@@ -432,7 +439,7 @@ pub(crate) mod tests {
     fn service_selects_the_deployments_pods_on_the_target_port() {
         let run = validated(DEMO);
         let d = deployment(&run, &run.cells[0], "Never");
-        let s = build_target_service(&owner(), &run, &run.cells[0]);
+        let s = build_target_service(&owner(), &run, &run.cells[0], None);
         assert_eq!(s.metadata.name, d.metadata.name);
         let spec = s.spec.unwrap();
         assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));

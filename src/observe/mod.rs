@@ -316,6 +316,9 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
         if let Some(n) = p.spec.as_ref().and_then(|s| s.node_name.clone()) {
             t.nodes.push(n);
         }
+        if p.metadata.deletion_timestamp.is_none() {
+            t.pods.push(p.name_any());
+        }
         let ps = p.status.clone().unwrap_or_default();
         let created = p.metadata.creation_timestamp.as_ref().map(|t| t.0);
         for c in ps.conditions.unwrap_or_default() {
@@ -365,6 +368,7 @@ fn target_state(d: &Deployment, pods: &[Pod], container: &str) -> TargetObserved
     }
     t.nodes.sort();
     t.nodes.dedup();
+    t.pods.sort();
     t
 }
 

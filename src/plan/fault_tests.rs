@@ -25,6 +25,7 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
         &obs(),
         &refused(Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }),
@@ -56,6 +57,7 @@ fn refused_target_fails_every_pending_cell_of_its_configuration_with_the_apiserv
     assert_eq!((cur.cell, cur.stage), (2, Stage::Deploying));
     assert!(!d.actions.contains(&Action::ApplyTarget {
         cell: 0,
+        round: None,
         services: vec![],
         node_selector: BTreeMap::new(),
     }));
@@ -145,6 +147,7 @@ fn a_refused_last_measurement_finishes_the_run_and_frees_the_slot() {
         &obs(),
         &refused(Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }),
@@ -168,6 +171,7 @@ fn ready_timeout_fires_without_applying_again() {
     assert!(
         !d.actions.contains(&Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }),

@@ -50,6 +50,7 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
         match a {
             Action::ApplyTarget {
                 cell,
+                round,
                 services,
                 node_selector,
             } => {
@@ -59,11 +60,12 @@ fn check_decision(run: &ValidatedRun, d: &Decision) -> Result<(), TestCaseError>
                     &owner,
                     run,
                     c,
+                    *round,
                     services,
                     node_selector,
                     "IfNotPresent",
                 );
-                builders::build_target_service(&owner, run, c);
+                builders::build_target_service(&owner, run, c, *round);
             }
             Action::CreateJob {
                 cell,
@@ -166,6 +168,7 @@ fn refused_action() -> impl Strategy<Value = Action> {
     prop_oneof![
         index().prop_map(|cell| Action::ApplyTarget {
             cell,
+            round: None,
             services: vec![],
             node_selector: Default::default(),
         }),
@@ -264,6 +267,7 @@ proptest! {
             restarts,
             oom_kills: restarts,
             target_nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            target_pods: nodes.iter().map(|n| format!("{n}-pod")).collect(),
             load_nodes: vec!["node-a".into()],
             target_ready_ms: Some(i64::from(restarts) * 1000),
             target_image_bytes: Some(4_200_000),

@@ -72,10 +72,13 @@ const DETAIL_MAX_BYTES: usize = 900 * 1024;
 /// A change the I/O layer makes, in the order given.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Apply the Deployment and Service of a cell's target configuration.
+    /// Apply the Deployment and Service of one deployment of a cell's target configuration.
     ApplyTarget {
         /// Cell index.
         cell: usize,
+        /// The round deployed afresh (`repeatOrder: Interleaved`), `None` for the run's one
+        /// deployment of the configuration ([`crate::names::deployment_hash`]).
+        round: Option<usize>,
         /// The backing services' addresses, given to the target as variables.
         services: Vec<ServiceAddress>,
         /// Node labels the target pods must match ([`placement::target_selector`]).
@@ -200,6 +203,14 @@ fn current_in_range(run: &ValidatedRun, c: &CurrentMeasurement) -> Option<(usize
         .ok()
         .filter(|&r| r < run.max_repeats())?;
     Some((cell, repeat))
+}
+
+/// The hash of the deployment measurement (`cell`, `repeat`) runs on
+/// ([`crate::names::deployment_hash`]): the cell's configuration, and its round when every
+/// round deploys afresh. `cell` must be in range.
+pub fn deployment(run: &ValidatedRun, cell: usize, repeat: usize) -> String {
+    let c = &run.cells[cell];
+    crate::names::deployment_hash(&run.targets[c.target].name, c, run.deployment_round(repeat))
 }
 
 /// From the start of a cell's load to the end of its measured window, when durations fix it
@@ -638,6 +649,9 @@ mod services_tests;
 
 #[cfg(test)]
 mod rounds_tests;
+
+#[cfg(test)]
+mod fresh_tests;
 
 #[cfg(test)]
 mod fuzz_tests;

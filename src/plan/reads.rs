@@ -56,7 +56,7 @@ pub fn reads(
     r.focus = focus(run, status).map(|(cell_i, repeat)| {
         let cell = &run.cells[cell_i];
         let target = &run.targets[cell.target].name;
-        let config = names::config_hash(target, cell);
+        let config = super::deployment(run, cell_i, repeat);
         let loading = status.current.as_ref().map(|c| c.stage) == Some(Stage::Loading);
         FocusRead {
             cell: cell_i,
@@ -116,7 +116,7 @@ fn window(run: &ValidatedRun, name: &str, due: &CollectionDue) -> WindowRead {
         return w;
     };
     let target = &run.targets[cell.target].name;
-    let target_name = names::target_name(name, target, &names::config_hash(target, cell));
+    let target_name = names::target_name(name, target, &super::deployment(run, cell_i, repeat));
     let millis = run.target_resources(cell).cpu_millis as f64;
     w.known = true;
     w.target_pods = format!("{target_name}-.*");

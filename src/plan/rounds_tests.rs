@@ -47,11 +47,12 @@ fn a_wide_comparison_gets_a_round_after_the_first_repeats_and_stops_at_max_repea
     assert_eq!(d.status.total, Some(4));
     m.push((1, 1, 1300.0));
     let d = plan(&run, &status(&run, &m), &obs(), at(0));
-    assert_eq!(next(&d), Some((0, 2)), "a round follows");
+    // Interleaved (the default of a run that compares): the round's cells in a seeded order.
+    assert_eq!(next(&d).map(|n| n.1), Some(2), "a round follows");
     assert_eq!(d.status.total, Some(6));
     m.extend([(0, 2, 1001.0), (1, 2, 1000.0)]);
     let d = plan(&run, &status(&run, &m), &obs(), at(0));
-    assert_eq!(next(&d), Some((0, 3)), "and another, still wide");
+    assert_eq!(next(&d).map(|n| n.1), Some(3), "and another, still wide");
     assert_eq!(d.status.total, Some(8));
     m.extend([(0, 3, 999.0), (1, 3, 1250.0)]);
     let d = plan(&run, &status(&run, &m), &obs(), at(0));

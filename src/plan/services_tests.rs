@@ -121,6 +121,7 @@ fn the_target_gets_the_addresses_and_its_timeout_counts_from_the_seeding() {
             },
             Action::ApplyTarget {
                 cell: 0,
+                round: None,
                 services: addresses(),
                 node_selector: BTreeMap::new(),
             }

@@ -300,7 +300,9 @@ impl Planner<'_> {
 
     pub(super) fn deploying(&mut self, cur: &CurrentMeasurement, cell: usize, repeat: usize) {
         let c = &self.run.cells[cell];
-        let config = names::config_hash(&self.run.targets[c.target].name, c);
+        // This measurement's deployment: the configuration's, or its round's when every round
+        // deploys afresh; any other is stale (another configuration, or an earlier round's).
+        let config = super::deployment(self.run, cell, repeat);
         let stale = self.obs.target_configs.iter().any(|h| *h != config);
         let target = self.obs.target.clone().unwrap_or_default();
         let up = !stale && target.ready && self.obs.service_ip.is_some();
@@ -352,6 +354,7 @@ impl Planner<'_> {
         }
         self.actions.push(Action::ApplyTarget {
             cell,
+            round: self.run.deployment_round(repeat),
             services: services.addresses,
             node_selector: placement::target_selector(self.run, c.target, self.obs.node_roles),
         });
@@ -486,7 +489,11 @@ impl Planner<'_> {
             return;
         };
         let next = &self.run.cells[next_cell];
-        if !next.same_deployment(c) || super::fixed_load_time(self.run, next).is_none() {
+        // Only on the same pods: a measurement of another deployment (another configuration,
+        // or this one's next round) waits for its own.
+        let same_pods = super::deployment(self.run, next_cell, next_repeat)
+            == super::deployment(self.run, cell, repeat);
+        if !same_pods || super::fixed_load_time(self.run, next).is_none() {
             return;
         }
         let job = names::job_name(&self.obs.run_name, next_cell, next_repeat);
@@ -541,7 +548,7 @@ impl Planner<'_> {
     /// and its CPU and memory are due once Prometheus has scraped the samples after its window
     /// (`metricsDue`, read by [`Planner::collect_pending`] while the next measurement runs).
     fn measured(&mut self, cell: usize, repeat: usize, load: &LoadResult, created: Timestamp) {
-        let pods = self.pod_facts(cell, load);
+        let pods = self.pod_facts(cell, repeat, load);
         let c = &self.run.cells[cell];
         let detail = names::detail_name(&self.obs.run_name, cell, repeat);
         let mut result = results::measured_result(
@@ -584,22 +591,20 @@ impl Planner<'_> {
         self.record(vec![result]);
     }
 
-    pub(super) fn pod_facts(&self, cell: usize, load: &LoadResult) -> PodFacts {
+    pub(super) fn pod_facts(&self, cell: usize, repeat: usize, load: &LoadResult) -> PodFacts {
         let target = self.obs.target.clone().unwrap_or_default();
         // Time to ready is the configuration's start-up: taken at its first measurement. Read
         // again later it would count a pod that the load made fail its readiness probe and
         // that became Ready again (the condition keeps only its last transition).
-        let config = |i: usize| {
-            let c = &self.run.cells[i];
-            names::config_hash(&self.run.targets[c.target].name, c)
-        };
-        let this = config(cell);
+        let deployment = |i: usize, r: usize| super::deployment(self.run, i, r);
+        let this = deployment(cell, repeat);
         let first_ready_ms = self
             .status
             .results
             .iter()
             .filter(|r| r.cell >= 0 && (r.cell as usize) < self.run.cells.len())
-            .filter(|r| config(r.cell as usize) == this)
+            .filter(|r| r.repeat >= 0 && (r.repeat as usize) < self.run.max_repeats())
+            .filter(|r| deployment(r.cell as usize, r.repeat as usize) == this)
             .find_map(|r| r.target_ready_seconds)
             .map(|s| (s * 1000.0).round() as i64);
         let warmup_ms = match (self.run.warmup, &load.warmup_until_steady) {
@@ -621,6 +626,7 @@ impl Planner<'_> {
                 load_start,
             ),
             target_nodes: target.nodes,
+            target_pods: target.pods,
             load_nodes: self.obs.load_nodes.clone(),
             target_ready_ms: first_ready_ms.or(target.ready_ms),
             target_image_bytes: target.image_bytes,

@@ -195,6 +195,7 @@ fn deploying_applies_the_target_and_waits_until_ready() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }]
@@ -225,6 +226,7 @@ fn ready_target_starts_the_load_job_against_the_cluster_ip() {
         vec![
             Action::ApplyTarget {
                 cell: 0,
+                round: None,
                 services: vec![],
                 node_selector: BTreeMap::new(),
             },
@@ -588,6 +590,7 @@ fn restart_between_job_creation_and_status_patch_does_not_create_a_second_job() 
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }]
@@ -873,6 +876,7 @@ fn freshly_ready_pods_are_scraped_twice_before_the_load_starts() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }]
@@ -1240,6 +1244,7 @@ fn the_next_load_waits_while_prometheus_is_down_and_starts_once_it_answers() {
         d.actions,
         vec![Action::ApplyTarget {
             cell: 0,
+            round: None,
             services: vec![],
             node_selector: BTreeMap::new(),
         }]

@@ -32,6 +32,8 @@ pub struct PodFacts {
     pub oom_kills: i32,
     /// Nodes of the target pods.
     pub target_nodes: Vec<String>,
+    /// Names of the target pods (the deployment the measurement ran on).
+    pub target_pods: Vec<String>,
     /// Nodes of the load pods that were observed (`spec.nodeName`); a fallback for results
     /// that do not name their node (see [`load_nodes`]).
     pub load_nodes: Vec<String>,
@@ -159,6 +161,7 @@ pub fn measured_result(
         restarts: pods.restarts,
         oom_kills: pods.oom_kills,
         target_nodes: pods.target_nodes.clone(),
+        target_pods: pods.target_pods.clone(),
         load_nodes: load_nodes(load, &pods.load_nodes),
         target_ready_seconds: pods.target_ready_ms.map(|ms| round(ms as f64 / 1000.0, 3)),
         target_image_bytes: pods.target_image_bytes,
@@ -213,6 +216,7 @@ pub fn with_late_usage(
         restarts: recorded.restarts,
         oom_kills: recorded.oom_kills,
         target_nodes: recorded.target_nodes.clone(),
+        target_pods: recorded.target_pods.clone(),
         load_nodes: recorded.load_nodes.clone(),
         target_ready_ms: recorded
             .target_ready_seconds
@@ -438,7 +442,8 @@ pub fn summarize(run: &ValidatedRun, results: &[CellResult]) -> Summary {
 /// than the reference beyond the tolerance" (see [`benchrun_api::compare`]): throughput, p99
 /// and spread (Welch's t against the margin), errors (Fisher's, on the same scale). A part
 /// without an estimate is not in the family. A part stored by an older operator without a
-/// p-value counts as 0 when its verdict is `Slower`, else 1.
+/// p-value counts as 0 when its verdict is `Slower`, else 1. A comparison whose repeats shared
+/// one deployment on a side ([`Comparison::shared_deployment`]) has no part in the family.
 fn worse_p_values(c: &Comparison) -> Vec<(&'static str, f64)> {
     let ratio_p = |r: &benchrun_api::compare::RatioEstimate| {
         r.p_worse
@@ -449,6 +454,10 @@ fn worse_p_values(c: &Comparison) -> Vec<(&'static str, f64)> {
             })
     };
     let mut out = Vec::new();
+    if c.shared_deployment() {
+        // Repeats on one deployment a side: no evidence of worse, whatever the figures.
+        return out;
+    }
     if let Some(t) = &c.throughput {
         out.push(("throughput", ratio_p(t)));
     }

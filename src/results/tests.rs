@@ -702,6 +702,8 @@ fn baseline_comparison(
         coordinates,
         candidate_repeats: 3,
         reference_repeats: 3,
+        candidate_deployments: Some(3),
+        reference_deployments: Some(3),
         tolerance: 0.05,
         verdict,
         ratio: Some(ratio),

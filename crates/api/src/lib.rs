@@ -7,6 +7,7 @@ pub mod apidoc;
 pub mod bisection;
 pub mod changepoint;
 pub mod compare;
+pub mod deployments;
 pub mod environment;
 pub mod healthy;
 pub mod history;

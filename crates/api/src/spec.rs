@@ -123,12 +123,17 @@ pub struct BenchmarkRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats_until: Option<crate::repeats::RepeatsUntil>,
 
-    /// The order of the measurements: `Sequential` (default) measures each cell's repeats back
-    /// to back, each target configuration deployed once; `Interleaved` measures in rounds, one
-    /// repeat of every cell per round, the target configurations in a seeded random order each
-    /// round, so drift over the run (a warming node, a noisy neighbour) falls on every target
-    /// alike. It redeploys each configuration once per round: the Accepted condition says how
-    /// many deployments that makes before the first measurement.
+    /// The order of the measurements. `Interleaved` measures in rounds, one repeat of every
+    /// cell per round, the target configurations and each one's cells in a seeded random
+    /// order each round, every round on a fresh deployment (new pods): each repeat is then an
+    /// independent deployment, so the comparisons' intervals hold the pod-to-pod and placement
+    /// variance the next run will differ by, and drift over the run falls on every target
+    /// alike. It is the default of a run that compares something (two targets, two scenarios,
+    /// or `baseline`) with 2 or more repeats; the Accepted condition says how many deployments
+    /// that makes. `Sequential` (the default otherwise) measures each cell's repeats back to
+    /// back, each target configuration deployed once: its repeats share one deployment, and a
+    /// comparison of them shows its interval but stays `Inconclusive` (docs/metrics.md,
+    /// Repeats and deployments).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self in ['Sequential', 'Interleaved']").message("repeatOrder must be Sequential or Interleaved"))]
     pub repeat_order: Option<String>,

@@ -521,6 +521,11 @@ pub struct CellResult {
     /// Nodes the target pods ran on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_nodes: Vec<String>,
+    /// Names of the target pods the load ran against: which deployment this measurement ran
+    /// on. Repeats with the same pods shared a deployment; a comparison counts the distinct
+    /// deployments of each side from these (absent in results of older operators).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_pods: Vec<String>,
     /// Nodes the load pods ran on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_nodes: Vec<String>,
@@ -808,6 +813,16 @@ pub struct Comparison {
     pub candidate_repeats: i32,
     /// Measured repeats of the reference.
     pub reference_repeats: i32,
+    /// Distinct deployments (sets of target pods) the candidate's measured repeats ran on,
+    /// counted from their `targetPods` ([`crate::deployments::distinct`]). Below 2 on either
+    /// side the comparison is `Inconclusive` whatever its interval: its repeats shared one
+    /// deployment (docs/metrics.md, Repeats and deployments). Absent in statuses of older
+    /// operators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_deployments: Option<i32>,
+    /// The same for the reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_deployments: Option<i32>,
     /// The relative change that matters (0.05 = 5 %): `spec.baseline.tolerance`, else 5 %.
     pub tolerance: f64,
     /// `Slower` when throughput, p99, errors or spread is worse beyond its tolerance, `Faster`
@@ -850,6 +865,17 @@ pub struct Comparison {
     /// (`not compared: the reference (cell 3 had 100% errors (4xx), …)`), when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl Comparison {
+    /// A side's repeats ran on fewer than 2 distinct deployments (as counted when the
+    /// comparison was made; unknown counts, from older operators, are not taken as shared): the
+    /// comparison gives no verdict and no summary counts it as evidence.
+    pub fn shared_deployment(&self) -> bool {
+        let short =
+            |n: Option<i32>| n.is_some_and(|n| (n as usize) < crate::deployments::MIN_DEPLOYMENTS);
+        short(self.candidate_deployments) || short(self.reference_deployments)
+    }
 }
 
 // --- end comparisons ------------------------------------------------------------------------

@@ -311,6 +311,8 @@ pub fn compared() -> BenchmarkRunStatus {
         coordinates,
         candidate_repeats: 3,
         reference_repeats: 3,
+        candidate_deployments: Some(3),
+        reference_deployments: Some(3),
         tolerance: 0.05,
         verdict: ComparisonVerdict::Faster,
         ratio: Some(1.21),

@@ -74,6 +74,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     if !errors.is_empty() {
         return Err(errors);
     }
+    let compares = search.is_none() && compares(spec, &cells);
     Ok(ValidatedRun {
         spec: spec.clone(),
         matrix: spec.matrix.clone().unwrap_or_default(),
@@ -103,10 +104,25 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         repeat_order: crate::order::RepeatOrder::parse(
             spec.repeat_order.as_deref(),
             spec.repeat_seed,
+            compares,
+            repeats,
         ),
+        repeat_order_explicit: spec.repeat_order.is_some(),
         services,
         search,
     })
+}
+
+/// Whether the run compares something: two or more targets or scenarios among its cells (the
+/// comparisons within the run, see the operator's `src/comparisons.rs`), or a baseline.
+fn compares(spec: &BenchmarkRunSpec, cells: &[crate::Cell]) -> bool {
+    let distinct = |f: fn(&crate::Cell) -> usize| {
+        let mut v: Vec<usize> = cells.iter().map(f).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    spec.baseline.is_some() || distinct(|c| c.target) >= 2 || distinct(|c| c.scenario) >= 2
 }
 
 #[cfg(test)]

@@ -68,8 +68,11 @@ pub struct ValidatedRun {
     pub services: Vec<ServicePlan>,
     /// `spec.tolerance`: the change that matters in the comparisons within the run, if set.
     pub tolerance: Option<f64>,
-    /// `spec.repeatOrder`: the order of the measurements.
+    /// `spec.repeatOrder`: the order of the measurements (when absent, `Interleaved` for a
+    /// run that compares something with 2 or more repeats, see [`crate::order::RepeatOrder::parse`]).
     pub repeat_order: crate::order::RepeatOrder,
+    /// `spec.repeatOrder` was set, rather than chosen by default.
+    pub repeat_order_explicit: bool,
     /// `spec.search`, if set: `cells` then starts with one cell per configuration, and the
     /// operator appends the cells the search asks for as it goes.
     pub search: Option<crate::search::SearchPlan>,
@@ -109,25 +112,58 @@ impl ValidatedRun {
         crate::order::order_with_rounds(&self.cells, self.repeats, rounds, self.repeat_order)
     }
 
-    /// What `Interleaved` costs, for the Accepted condition: the deployments of the target
-    /// configurations in this order against `Sequential`'s; `None` when sequential.
+    /// The deployment round of measurement `repeat` ([`crate::order::RepeatOrder::deployment_round`]):
+    /// its own round under `Interleaved`, `None` when every repeat shares one deployment.
+    pub fn deployment_round(&self, repeat: usize) -> Option<usize> {
+        self.repeat_order.deployment_round(repeat)
+    }
+
+    /// What the order costs, for the Accepted condition: under `Interleaved` the deployments
+    /// of the target configurations (one per configuration and round) against `Sequential`'s;
+    /// under `Sequential` chosen by the user in a run that compares, that its verdicts stay
+    /// `Inconclusive`. `None` otherwise.
     pub fn order_note(&self) -> Option<String> {
-        let crate::order::RepeatOrder::Interleaved { seed } = self.repeat_order else {
-            return None;
-        };
         let sequential = crate::order::measurement_order(
             &self.cells,
             self.repeats,
             crate::order::RepeatOrder::Sequential,
         );
-        let once = crate::order::deployments(&self.cells, &sequential);
-        let now = crate::order::deployments(&self.cells, &self.order());
+        let once = crate::order::deployments(
+            &self.cells,
+            &sequential,
+            crate::order::RepeatOrder::Sequential,
+        );
+        let crate::order::RepeatOrder::Interleaved { seed } = self.repeat_order else {
+            let compares_with_repeats = self.repeat_order_explicit
+                && self.search.is_none()
+                && self.repeats >= 2
+                && (self.baseline.is_some() || self.compares_within());
+            return compares_with_repeats.then(|| {
+                "repeatOrder Sequential: each target configuration is deployed once and its repeats share that deployment, so the comparisons' intervals leave out deployment-to-deployment variance and their verdicts stay Inconclusive (remove repeatOrder for independent repeats)".to_string()
+            });
+        };
+        let now = crate::order::deployments(&self.cells, &self.order(), self.repeat_order);
+        let why = match self.repeat_order_explicit {
+            true => "",
+            false => ", the default for a run that compares with 2 or more repeats",
+        };
         Some(format!(
-            "repeatOrder Interleaved (seed {seed}): {} rounds of {} cells, target configurations in a shuffled order each round; {now} deployments instead of {once} ({} more, each a pod start, its readiness and a 10s settle before the load)",
+            "repeatOrder Interleaved (seed {seed}{why}): {} rounds of {} cells, the target configurations and each one's cells in a shuffled order each round, each round on a fresh deployment; {now} deployments instead of {once} ({} more, each the previous pods deleted once their last window is scraped, a pod start, its readiness and a settle of one sample interval before the load; set repeatOrder: Sequential to deploy once, at the cost of verdicts that stay Inconclusive)",
             self.repeats,
             self.cells.len(),
             now.saturating_sub(once)
         ))
+    }
+
+    /// Two or more targets or scenarios among the cells: the run compares its own cells.
+    fn compares_within(&self) -> bool {
+        let distinct = |f: fn(&Cell) -> usize| {
+            let mut v: Vec<usize> = self.cells.iter().map(f).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        distinct(|c| c.target) >= 2 || distinct(|c| c.scenario) >= 2
     }
 
     /// What `repeatsUntil` may add, for the Accepted condition; `None` without it.
