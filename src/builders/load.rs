@@ -406,7 +406,7 @@ mod tests {
             &run,
             &run.cells[0],
             0,
-            "1.2.3.4",
+            "10.96.0.10",
             &baseline,
             None,
             0,
@@ -440,7 +440,7 @@ mod tests {
             &run,
             &run.cells[0],
             0,
-            "1.2.3.4",
+            "10.96.0.10",
             &RestartBaseline::default(),
             None,
             0,
@@ -450,7 +450,7 @@ mod tests {
         let pod = job.spec.unwrap().template.spec.unwrap();
         assert_eq!(pod.node_selector, Some(on));
         assert!(pod.affinity.unwrap().pod_anti_affinity.is_some());
-        let anywhere = job_of(&run, 0, 0, "1.2.3.4");
+        let anywhere = job_of(&run, 0, 0, "10.96.0.10");
         assert_eq!(
             anywhere.spec.unwrap().template.spec.unwrap().node_selector,
             None
@@ -459,7 +459,7 @@ mod tests {
 
     #[test]
     fn load_pods_learn_their_node_from_the_downward_api() {
-        let job = job_of(&validated(DEMO), 0, 0, "1.2.3.4");
+        let job = job_of(&validated(DEMO), 0, 0, "10.96.0.10");
         let pod = job.spec.unwrap().template.spec.unwrap();
         let env = pod.containers[0].env.clone().unwrap();
         let node = env.iter().find(|e| e.name == NODE_NAME_ENV).unwrap();
@@ -499,14 +499,14 @@ mod tests {
             "  duration: 10s\n",
             "  duration: 10s\n  rate: 1000\n  keepAlive: false\n",
         );
-        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "--rate").as_deref(), Some("500"));
         assert!(args.contains(&"--no-keepalive".to_string()));
 
         let spec = DEMO
             .replace("  duration: 10s\n", "  requests: 10000\n")
             .replace("  warmup: 3s\n", "  warmupRequests: 100\n");
-        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "-n").as_deref(), Some("5000"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("50"));
         assert!(value_after(&args, "-d").is_none());
@@ -519,11 +519,11 @@ mod tests {
             "  pods: 2\n  rampUp: 10s\n  thinkTime: 250ms\n",
         );
         let run = validated(&spec);
-        let job = job_of(&run, 0, 0, "1.2.3.4");
+        let job = job_of(&run, 0, 0, "10.96.0.10");
         let args = args_of(&job);
         assert!(args.contains(&"--ramp-up=10s".to_string()), "{args:?}");
         assert!(args.contains(&"--think-time=250ms".to_string()), "{args:?}");
-        let plain = job_of(&validated(DEMO), 0, 0, "1.2.3.4");
+        let plain = job_of(&validated(DEMO), 0, 0, "10.96.0.10");
         let deadline = |j: &Job| j.spec.as_ref().unwrap().active_deadline_seconds.unwrap();
         assert_eq!(deadline(&job) - deadline(&plain), 10);
         // A request count with think time: 1000 requests over the fewest connections (4, two
@@ -543,7 +543,7 @@ mod tests {
             "  warmup: 3s\n  warmupUntilSteady: {max: 2m}\n",
         );
         let run = validated(&spec);
-        let args = args_of(&job_of(&run, 0, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&run, 0, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "--warmup").as_deref(), Some("3s"));
         assert_eq!(
             value_after(&args, "--warmup-until-steady").as_deref(),
@@ -552,7 +552,7 @@ mod tests {
         // The cap and the requests then in flight, then the window.
         assert_eq!(run.expected_load_time().as_secs(), 120 + 10 + 10);
         let spec = spec.replace("  warmup: 3s\n", "");
-        let args = args_of(&job_of(&validated(&spec), 0, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&validated(&spec), 0, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "--warmup"), None);
         assert_eq!(
             value_after(&args, "--warmup-until-steady").as_deref(),
@@ -574,10 +574,10 @@ mod tests {
              c: {pick: ['a,b', c]}}, body: '{{c}}', headers",
         );
         let run = validated(&spec);
-        let args = args_of(&job_of(&run, 1, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&run, 1, 0, "10.96.0.10"));
         assert!(args.contains(&r#"--value=id={"random":{"min":1,"max":10000}}"#.to_string()));
         assert!(args.contains(&r#"--value=c={"pick":["a,b","c"]}"#.to_string()));
-        assert_eq!(args.last().unwrap(), "http://1.2.3.4:3000/doc/{{id}}");
+        assert_eq!(args.last().unwrap(), "http://10.96.0.10:3000/doc/{{id}}");
         assert!(args.contains(&"--instances=2".to_string()), "{args:?}");
         // No seed in the spec: one per measurement, the same on every build.
         let seed = format!("--seed={}", measurement_seed("demo", 1, 0));
@@ -588,12 +588,12 @@ mod tests {
         );
         let fixed = validated(&spec.replace("  pods: 2\n", "  pods: 2\n  seed: 7\n"));
         for (cell, repeat) in [(0, 0), (3, 1)] {
-            let args = args_of(&job_of(&fixed, cell, repeat, "1.2.3.4"));
+            let args = args_of(&job_of(&fixed, cell, repeat, "10.96.0.10"));
             assert!(args.contains(&"--seed=7".to_string()), "{args:?}");
         }
         // Without values, no seed or value; the instance count always (the load generator
         // reads the Job's completion index from the environment either way).
-        let plain = args_of(&job_of(&validated(DEMO), 0, 0, "1.2.3.4"));
+        let plain = args_of(&job_of(&validated(DEMO), 0, 0, "10.96.0.10"));
         assert!(!plain
             .iter()
             .any(|a| a.starts_with("--seed") || a.starts_with("--value")));
@@ -610,7 +610,7 @@ mod tests {
                 &run,
                 &run.cells[0],
                 0,
-                "1.2.3.4",
+                "10.96.0.10",
                 &baseline,
                 start,
                 1_700_000_000_000,
@@ -655,10 +655,10 @@ mod tests {
                 "  connections: [4, 16]\n  include:\n    - {connections: 16, requests: 100000, keepAlive: false}\n",
             );
         let run = validated(&spec);
-        let args = args_of(&job_of(&run, 0, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&run, 0, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "-n").as_deref(), Some("500"));
         assert!(!args.contains(&"--no-keepalive".to_string()));
-        let args = args_of(&job_of(&run, 1, 0, "1.2.3.4"));
+        let args = args_of(&job_of(&run, 1, 0, "10.96.0.10"));
         assert_eq!(value_after(&args, "-c").as_deref(), Some("8"));
         assert_eq!(value_after(&args, "-n").as_deref(), Some("50000"));
         assert!(args.contains(&"--no-keepalive".to_string()));
@@ -667,7 +667,7 @@ mod tests {
     #[test]
     fn load_pods_prefer_nodes_without_targets_or_each_other() {
         let run = validated(DEMO);
-        let job = job_of(&run, 0, 0, "1.2.3.4");
+        let job = job_of(&run, 0, 0, "10.96.0.10");
         let terms = job
             .spec
             .unwrap()
