@@ -146,17 +146,13 @@ pub fn across_runs(first: &[CellResult], other: &[CellResult], at: &Coordinates)
     let shown = estimate(
         compare::compare_repeats(&tp(other), &tp(first), DEFAULT_BASELINE_TOLERANCE, true).as_ref(),
     );
-    let envs = |rs: &[CellResult]| -> Vec<benchrun_api::environment::Environment> {
+    let envs = |rs| -> Vec<&benchrun_api::environment::Environment> {
         num::measured_repeats(rs, at)
-            .iter()
-            .filter_map(|r| r.environment.clone())
+            .into_iter()
+            .filter_map(|r| r.environment.as_ref())
             .collect()
     };
-    let (a, b) = (envs(other), envs(first));
-    let diff = benchrun_api::environment::differences(
-        &a.iter().collect::<Vec<_>>(),
-        &b.iter().collect::<Vec<_>>(),
-    );
+    let diff = benchrun_api::environment::differences(&envs(other), &envs(first));
     if diff.is_empty() {
         shown
     } else {
