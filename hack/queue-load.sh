@@ -94,7 +94,7 @@ if [ "$mode" = handovers ]; then
   end=$(date +%s.%N)
   counts >"$dir/after-delete"
   join -t $'\t' -a 2 -e 0 -o 0,1.2,2.2 "$dir/before-delete" "$dir/after-delete" |
-    awk -F '\t' -v secs="$(echo "$end - $start" | bc)" '
+    awk -F '\t' -v secs="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" '
       { d = $3 - $2; t += d; if ($1 ~ /benchmarkruns\/status$/) st += d }
       END { printf "namespace deleted in %.1fs: %d apiserver requests meanwhile, %d of them BenchmarkRun status writes\n", secs, t, st }'
 else
