@@ -20,10 +20,10 @@ CARGO_TARGET_DIR := $(shell hack/target-dir.sh)
 endif
 export CARGO_TARGET_DIR
 
-.PHONY: cluster-guard all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: cluster-guard all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-again seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make namespaced | make demo-repeat | make queue-load"
+	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make seeds-again | make namespaced | make demo-repeat | make queue-load"
 
 all: build
 
@@ -183,10 +183,22 @@ seeds: install stacks
 	eval "$$(hack/cluster.sh env)"
 	hack/seeds.sh $${SEEDS_ARGS:-} $${SEEDS:-}
 	if [ -z "$${SEEDS:-}" ] && [ -z "$${SEEDS_ARGS:-}" ]; then
-	  rm -rf docs/seeds/results && mkdir -p docs/seeds/results
+	  rm -rf docs/seeds/results docs/seeds/results-2 && mkdir -p docs/seeds/results
 	  cp out/seeds/manifest.json out/seeds/*.run.json out/seeds/*.counts.txt docs/seeds/results/
 	  $(MAKE) --no-print-directory seeds-doc
 	fi
+
+## seeds-again: all five seeds a second time on the commit of docs/seeds/results/ (refused on
+## another commit), into docs/seeds/results-2/; docs/seeds.md then marks every claim whose
+## verdict differs between the two runs as Unstable, with both results (~40 min; not in `test`).
+seeds-again: install stacks
+	eval "$$(hack/cluster.sh env)"
+	want=$$(jq -r .commit docs/seeds/results/manifest.json)
+	[ "$$want" = "$$(git rev-parse HEAD)" ] || { echo "seeds-again: docs/seeds/results is of $$want, HEAD is $$(git rev-parse HEAD): run make seeds first" >&2; exit 1; }
+	hack/seeds.sh --out out/seeds-2
+	rm -rf docs/seeds/results-2 && mkdir -p docs/seeds/results-2
+	cp out/seeds-2/manifest.json out/seeds-2/*.run.json out/seeds-2/*.counts.txt docs/seeds/results-2/
+	$(MAKE) --no-print-directory seeds-doc
 
 ## seeds-doc: docs/seeds.md from the committed result files of the last full `make seeds`
 ## (docs/seeds/results/) and the claims file; a unit test checks the page is exactly this.

@@ -59,6 +59,16 @@ pub struct Claim {
     /// The margin of "equal" (default 0.05).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// The ratio candidate / reference the claim states, for `expect: ratio`.
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    /// Why that ratio (e.g. "linear in the users: 150 / 10").
+    #[serde(default)]
+    pub ratio_why: Option<String>,
+    /// A hypothesis of this project's (to explain a write-up's figure), not the write-up's
+    /// claim: listed and counted apart.
+    #[serde(default)]
+    pub ours: bool,
     /// The cells that answer it.
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
@@ -128,6 +138,9 @@ pub enum Expect {
     Equal,
     /// The candidate is equal or better.
     NotWorse,
+    /// The candidate is the reference times the claim's `ratio`, within the tolerance (e.g.
+    /// "grows linearly": the latency at 150 users is 15 times that at 10).
+    Ratio,
 }
 
 /// One comparison answering a claim.

@@ -15,7 +15,7 @@ mod tests;
 pub use claims::{
     Claim, ClaimsFile, Comparison, Expect, Metric, Original, SeedClaims, Selector, Substitution,
 };
-pub use render::render;
+pub use render::{judge_claim, render, render_with, Judged, Row};
 pub use verdict::{judge, values, Verdict};
 
 use std::collections::BTreeMap;

@@ -4,23 +4,84 @@
 use std::fmt::Write as _;
 
 use super::claims::{Claim, ClaimsFile, Comparison, Expect, Metric, SeedClaims};
-use super::verdict::{judge, values, Verdict};
+use super::verdict::{judge, leaning, values, Verdict};
 use super::{Manifest, RunFiles};
 use benchrun_api::compare::{compare_repeats, ComparisonVerdict, RatioEstimate};
+use benchrun_api::BenchmarkRun;
 
 /// Default margin of "equal" and of a difference that counts.
 const DEFAULT_TOLERANCE: f64 = 0.05;
 
 /// The whole of `docs/seeds.md` from the claims and the run's files (none: "not run yet").
 pub fn render(claims: &ClaimsFile, files: &RunFiles) -> String {
+    render_with(claims, files, None)
+}
+
+/// The page, with a second run of the same commit when there is one: a claim whose verdict
+/// differs between the two runs is marked unstable, with both results.
+pub fn render_with(claims: &ClaimsFile, files: &RunFiles, second: Option<&RunFiles>) -> String {
+    let mut seeds = String::new();
+    let mut tally = Tally::default();
+    for seed in &claims.seeds {
+        seed_section(&mut seeds, seed, files, second, &mut tally);
+    }
     let mut out = String::new();
     out.push_str(HEADER);
-    run_section(&mut out, files.manifest.as_ref());
-    out.push_str(READING);
-    for seed in &claims.seeds {
-        seed_section(&mut out, seed, files);
+    run_section(&mut out, files.manifest.as_ref(), "The run");
+    if let Some(second) = second {
+        run_section(
+            &mut out,
+            second.manifest.as_ref(),
+            "The second run (stability)",
+        );
     }
+    tally_section(&mut out, &tally, second.is_some());
+    out.push_str(READING);
+    out.push_str(&seeds);
     out
+}
+
+/// How many claims got each verdict: the write-ups' apart from this project's hypotheses.
+#[derive(Default, Debug)]
+struct Tally {
+    /// Verdict (or "Unstable") → count, the write-ups' claims.
+    theirs: std::collections::BTreeMap<String, usize>,
+    /// The same for the project's own hypotheses ("(Ours)").
+    ours: std::collections::BTreeMap<String, usize>,
+}
+
+fn tally_section(out: &mut String, tally: &Tally, two_runs: bool) {
+    out.push_str(
+        "## Verdicts at a glance
+
+",
+    );
+    let line = |m: &std::collections::BTreeMap<String, usize>| {
+        let total: usize = m.values().sum();
+        let parts: Vec<String> = m.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        format!("{total}: {}", parts.join(", "))
+    };
+    let _ = writeln!(out, "- The write-ups' claims: {}", line(&tally.theirs));
+    if !tally.ours.is_empty() {
+        let _ = writeln!(
+            out,
+            "- This project's own hypotheses (marked \"Ours\", to explain a write-up's figure; \
+             not counted with the claims): {}",
+            line(&tally.ours)
+        );
+    }
+    if two_runs {
+        out.push_str(
+            "- A claim is **Unstable** when the two runs of the same commit gave it different \
+             verdicts; both are shown.\n",
+        );
+    } else {
+        out.push_str(
+            "- One run only: whether each verdict would hold in a second run of the same commit \
+             is not known from this page.\n",
+        );
+    }
+    out.push('\n');
 }
 
 const HEADER: &str =
@@ -50,20 +111,29 @@ that of the geometric means of the repeats, with its 95 % interval from Welch's 
 logarithms (`compare_repeats`). Against a margin of ±5 % unless the claim says otherwise:
 
 - **Reproduced** — our interval says what the write-up says (wholly beyond the margin in the
-  claimed direction; for \"about equal\", the 90 % interval wholly inside it).
+  claimed direction; for \"about equal\", the 90 % interval wholly inside it; for \"equals or
+  beats\", the whole interval above the worse end of the margin; for a claimed ratio such as
+  \"grows linearly\", the ratio against the claimed one is \"about equal\").
 - **Contradicted** — our interval says the opposite; what differs between the two setups is
   in the seed's list of substitutions.
-- **Not reproduced** — no difference where one was claimed, or an interval too wide to tell.
+- **Not reproduced** — no difference where one was claimed, or an interval too wide to tell;
+  when the whole interval lies on the other side of ×1 from the claim without reaching beyond
+  the margin, the reason says that the figures lean against the claim.
 - **Not testable here** — this machine cannot answer it; the reason is given.
 
-A claim with several comparisons is reproduced only when all of them are, and contradicted
-when any is. \"Ours\" is the mean over the repeats with their range.
+A claim with several comparisons is contradicted when any is, not reproduced when any measured
+one is not (whatever its untestable parts say), and reproduced only when all of them are. When
+some of a claim's comparisons carry the original's figure, those (the original's setting) make
+the verdict and the others are shown as context. The project's own hypotheses (\"Ours\") are
+listed and counted apart from the write-ups' claims. \"Ours\" is the mean over the repeats
+with their range.
 
 ## Running them
 
 ```sh
 make seeds                       # cluster, images, stacks, operator, then the five small seeds
 hack/seeds.sh 2 5                # some of them, once `make install stacks` has run
+make seeds-again                 # the five again on the same commit: claims whose verdict differs are marked Unstable
 make seeds-doc                   # this page, from docs/seeds/results/ (make seeds copies a full run there)
 hack/seeds.sh --published 5      # the published size, on a cluster big enough for it
 ```
@@ -75,8 +145,8 @@ generator reported, and exits non-zero when a run did not succeed or a count dif
 
 ";
 
-fn run_section(out: &mut String, manifest: Option<&Manifest>) {
-    out.push_str("## The run\n\n");
+fn run_section(out: &mut String, manifest: Option<&Manifest>, title: &str) {
+    let _ = writeln!(out, "## {title}\n");
     let Some(m) = manifest else {
         out.push_str(
             "**Not run yet.** No result files were given to the generator, so no claim has a \
@@ -126,7 +196,13 @@ figure of ours: run `make seeds` (it copies the result files to docs/seeds/resul
     out.push('\n');
 }
 
-fn seed_section(out: &mut String, seed: &SeedClaims, files: &RunFiles) {
+fn seed_section(
+    out: &mut String,
+    seed: &SeedClaims,
+    files: &RunFiles,
+    second: Option<&RunFiles>,
+    tally: &mut Tally,
+) {
     let _ = writeln!(out, "## Seed {}: {}\n", seed.number, seed.title);
     let _ = writeln!(out, "Example: [`{0}`](../examples/seeds/{0}).\n", seed.file);
     if !seed.matches.is_empty() {
@@ -144,141 +220,305 @@ fn seed_section(out: &mut String, seed: &SeedClaims, files: &RunFiles) {
         out.push('\n');
     }
     out.push_str("**Claims:**\n\n| # | claim | comparison | original | ours: candidate | ours: reference | ratio (95 % interval) | verdict |\n|---|---|---|---|---|---|---|---|\n");
-    let mut verdicts = Vec::new();
+    let run = files.runs.get(&seed.number);
+    let mut lines = (Vec::new(), Vec::new());
     for claim in &seed.claims {
-        verdicts.push((claim, claim_rows(out, seed, claim, files)));
+        let judged = judge_claim(claim, run);
+        claim_rows(out, claim, &judged);
+        let again = second.map(|f| judge_claim(claim, f.runs.get(&seed.number)));
+        let (word, reason) = match again {
+            Some(b) if b.verdict != judged.verdict => (
+                "Unstable".to_string(),
+                format!(
+                    "{} in the first run ({}); {} in the second ({})",
+                    judged.verdict.word(),
+                    judged.reason,
+                    b.verdict.word(),
+                    b.reason
+                ),
+            ),
+            _ => (judged.verdict.word().to_string(), judged.reason.clone()),
+        };
+        let counts = if claim.ours {
+            &mut tally.ours
+        } else {
+            &mut tally.theirs
+        };
+        *counts.entry(word.clone()).or_default() += 1;
+        let line = format!("- **{} {word}** — {reason}", claim.id);
+        if claim.ours {
+            lines.1.push(line);
+        } else {
+            lines.0.push(line);
+        }
     }
     out.push('\n');
-    for (claim, (verdict, reason)) in verdicts {
-        let _ = writeln!(out, "- **{} {}** — {}", claim.id, verdict.word(), reason);
+    for l in &lines.0 {
+        let _ = writeln!(out, "{l}");
+    }
+    if !lines.1.is_empty() {
+        out.push_str(
+            "\nThis project's own hypotheses (not the write-up's claims; counted apart):\n\n",
+        );
+        for l in &lines.1 {
+            let _ = writeln!(out, "{l}");
+        }
     }
     out.push('\n');
-    if let (true, Some(run)) = (seed.wire, files.runs.get(&seed.number)) {
+    if let (true, Some(run)) = (seed.wire, run) {
         super::wire::section(out, run);
     }
 }
 
-/// Writes a claim's rows; returns its verdict and the one-line reason.
-fn claim_rows(
-    out: &mut String,
-    seed: &SeedClaims,
-    claim: &Claim,
-    files: &RunFiles,
-) -> (Verdict, String) {
+/// One comparison of a claim, judged.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// The verdict's one-line reason.
+    pub reason: String,
+    /// Ours: the candidate's repeats in a few words.
+    pub candidate: String,
+    /// Ours: the reference's.
+    pub reference: String,
+    /// The ratio and its interval, or a dash.
+    pub ratio: String,
+    /// Whether this row carries the claim's verdict: a row without the original's figure
+    /// beside others with one is context only (the claim is about the original's setting).
+    pub counts: bool,
+}
+
+/// A claim judged against one run: its rows, its verdict and the verdict's reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judged {
+    /// One per comparison of the claim (none for a claim not testable here).
+    pub rows: Vec<Row>,
+    /// The claim's verdict ([`Verdict::combine`] over the rows that count).
+    pub verdict: Verdict,
+    /// Why, in a line.
+    pub reason: String,
+}
+
+/// Judges a claim against a seed's run (`None`: not run yet). Pure.
+pub fn judge_claim(claim: &Claim, run: Option<&BenchmarkRun>) -> Judged {
     if let Some(reason) = &claim.not_testable {
-        let _ = writeln!(
-            out,
-            "| {} | {} | — | — | — | — | — | {} |",
-            claim.id,
-            cell(&claim.claim),
-            Verdict::NotTestable.word()
-        );
-        return (Verdict::NotTestable, reason.clone());
+        return Judged {
+            rows: Vec::new(),
+            verdict: Verdict::NotTestable,
+            reason: reason.clone(),
+        };
     }
     let (Some(metric), Some(expect)) = (claim.metric, claim.expect) else {
+        return Judged {
+            rows: Vec::new(),
+            verdict: Verdict::NoMeasurement,
+            reason: "the claims file names no metric or direction for it".into(),
+        };
+    };
+    let tolerance = claim.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+    let any_original = claim.comparisons.iter().any(|c| c.original.is_some());
+    let rows: Vec<Row> = claim
+        .comparisons
+        .iter()
+        .map(|c| {
+            let mut row = judge_comparison(claim, c, metric, expect, tolerance, run);
+            row.counts = !any_original || c.original.is_some();
+            row
+        })
+        .collect();
+    let counted: Vec<Verdict> = rows
+        .iter()
+        .filter(|r| r.counts)
+        .map(|r| r.verdict)
+        .collect();
+    let verdict = Verdict::combine(&counted);
+    let labelled = |i: usize| {
+        let r = &rows[i];
+        if claim.comparisons.len() > 1 {
+            format!("{}: {}", claim.comparisons[i].label, r.reason)
+        } else {
+            r.reason.clone()
+        }
+    };
+    let mut reason = (0..rows.len())
+        .find(|&i| rows[i].counts && rows[i].verdict == verdict)
+        .or((!rows.is_empty()).then_some(0))
+        .map(labelled)
+        .unwrap_or_else(|| "no comparison given".into());
+    let context: Vec<String> = (0..rows.len())
+        .filter(|&i| !rows[i].counts)
+        .map(|i| {
+            format!(
+                "{} (no figure of the original's; context only: {})",
+                claim.comparisons[i].label,
+                rows[i].verdict.word()
+            )
+        })
+        .collect();
+    if !context.is_empty() {
+        reason = format!("{reason}; {}", context.join("; "));
+    }
+    Judged {
+        rows,
+        verdict,
+        reason: format!("{} ({})", reason, metric.label()),
+    }
+}
+
+/// One comparison against the run.
+fn judge_comparison(
+    claim: &Claim,
+    c: &Comparison,
+    metric: Metric,
+    expect: Expect,
+    tolerance: f64,
+    run: Option<&BenchmarkRun>,
+) -> Row {
+    let row = |verdict, reason: String, candidate, reference, ratio| Row {
+        verdict,
+        reason,
+        candidate,
+        reference,
+        ratio,
+        counts: true,
+    };
+    let Some(run) = run else {
+        return row(
+            Verdict::NotRun,
+            "no result file for this seed".into(),
+            "—".into(),
+            "—".into(),
+            "—".into(),
+        );
+    };
+    let cv = values(run, &c.candidate, metric);
+    let rv = values(run, &c.reference, metric);
+    let bound = (
+        super::verdict::not_the_target(run, &c.candidate),
+        super::verdict::not_the_target(run, &c.reference),
+    );
+    let higher = metric.higher_is_better();
+    // A claimed ratio k: the candidate against k times the reference, so that "equal" means
+    // "k times, within the margin".
+    let claimed = match expect {
+        Expect::Ratio => claim.ratio.filter(|k| *k > 0.0),
+        _ => None,
+    };
+    if expect == Expect::Ratio && claimed.is_none() {
+        return row(
+            Verdict::NoMeasurement,
+            "the claims file names no positive `ratio` for this ratio claim".into(),
+            summary(&cv, metric),
+            summary(&rv, metric),
+            "—".into(),
+        );
+    }
+    let scaled: Vec<f64> = rv.iter().map(|x| x * claimed.unwrap_or(1.0)).collect();
+    let judged = compare_repeats(&cv, &scaled, tolerance, higher);
+    let shown = compare_repeats(&cv, &rv, tolerance, higher);
+    let (Some(est), Some(shown)) = (judged, shown) else {
+        return row(
+            Verdict::NoMeasurement,
+            format!(
+                "fewer than 2 measured repeats of {} or {}",
+                c.candidate.describe(),
+                c.reference.describe()
+            ),
+            summary(&cv, metric),
+            summary(&rv, metric),
+            "—".into(),
+        );
+    };
+    if let Some(why) = super::verdict::bound_side_loses(&bound, &shown) {
+        return row(
+            Verdict::NotTestable,
+            why,
+            summary(&cv, metric),
+            summary(&rv, metric),
+            ratio_text(&shown),
+        );
+    }
+    let v = judge(expect, &est, tolerance, higher);
+    let mut why = match claimed {
+        Some(k) => ratio_reason(v, &shown, k, claim.ratio_why.as_deref(), tolerance),
+        None => reason(v, expect, &est, tolerance, metric),
+    };
+    if bound.0.is_some() || bound.1.is_some() {
+        why += "; the better side was held back by its backing service \
+                (ServiceBound), so its true lead is at least this";
+    }
+    row(
+        v,
+        why,
+        summary(&cv, metric),
+        summary(&rv, metric),
+        ratio_text(&shown),
+    )
+}
+
+/// Writes a claim's rows; returns its verdict and the one-line reason.
+fn claim_rows(out: &mut String, claim: &Claim, judged: &Judged) {
+    if judged.rows.is_empty() {
         let _ = writeln!(
             out,
             "| {} | {} | — | — | — | — | — | {} |",
             claim.id,
             cell(&claim.claim),
-            Verdict::NoMeasurement.word()
+            judged.verdict.word()
         );
-        return (
-            Verdict::NoMeasurement,
-            "the claims file names no metric or direction for it".into(),
-        );
-    };
-    let tolerance = claim.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-    let run = files.runs.get(&seed.number);
-    let mut parts = Vec::new();
-    for (i, c) in claim.comparisons.iter().enumerate() {
-        let (verdict, reason, ours_c, ours_r, ratio) = match run {
-            None => (
-                Verdict::NotRun,
-                "no result file for this seed".to_string(),
-                "—".into(),
-                "—".into(),
-                "—".into(),
-            ),
-            Some(run) => {
-                let cv = values(run, &c.candidate, metric);
-                let rv = values(run, &c.reference, metric);
-                let bound = (
-                    super::verdict::not_the_target(run, &c.candidate),
-                    super::verdict::not_the_target(run, &c.reference),
-                );
-                let est = compare_repeats(&cv, &rv, tolerance, metric.higher_is_better());
-                let lost = est
-                    .as_ref()
-                    .and_then(|e| super::verdict::bound_side_loses(&bound, e));
-                match (est, lost) {
-                    (Some(est), Some(why)) => (
-                        Verdict::NotTestable,
-                        why,
-                        summary(&cv, metric),
-                        summary(&rv, metric),
-                        ratio_text(&est),
-                    ),
-                    (None, _) => (
-                        Verdict::NoMeasurement,
-                        format!(
-                            "fewer than 2 measured repeats of {} or {}",
-                            c.candidate.describe(),
-                            c.reference.describe()
-                        ),
-                        summary(&cv, metric),
-                        summary(&rv, metric),
-                        "—".into(),
-                    ),
-                    (Some(est), None) => {
-                        let v = judge(expect, &est);
-                        let mut why = reason(v, expect, &est, tolerance, metric);
-                        if bound.0.is_some() || bound.1.is_some() {
-                            why += "; the better side was held back by its backing service \
-                                    (ServiceBound), so its true lead is at least this";
-                        }
-                        (
-                            v,
-                            why,
-                            summary(&cv, metric),
-                            summary(&rv, metric),
-                            ratio_text(&est),
-                        )
-                    }
-                }
-            }
-        };
+        return;
+    }
+    for (i, (c, r)) in claim.comparisons.iter().zip(&judged.rows).enumerate() {
         let (id, text) = if i == 0 {
             (claim.id.as_str(), cell(&claim.claim))
         } else {
             ("", String::new())
         };
+        let verdict = if r.counts {
+            r.verdict.word().to_string()
+        } else {
+            format!("({}; context)", r.verdict.word())
+        };
         let _ = writeln!(
             out,
-            "| {id} | {text} | {} ({} vs {}) | {} | {ours_c} | {ours_r} | {ratio} | {} |",
+            "| {id} | {text} | {} ({} vs {}) | {} | {} | {} | {} | {verdict} |",
             cell(&c.label),
             c.candidate.describe(),
             c.reference.describe(),
             original_text(c),
-            verdict.word()
+            r.candidate,
+            r.reference,
+            r.ratio,
         );
-        parts.push((verdict, c, reason));
     }
-    let verdicts: Vec<Verdict> = parts.iter().map(|p| p.0).collect();
-    let combined = Verdict::combine(&verdicts);
-    let why = parts
-        .iter()
-        .find(|p| p.0 == combined)
-        .or(parts.first())
-        .map(|(_, c, r)| {
-            if parts.len() > 1 {
-                format!("{}: {r}", c.label)
-            } else {
-                r.clone()
-            }
-        })
-        .unwrap_or_else(|| "no comparison given".into());
-    (combined, format!("{} ({})", why, metric.label()))
+}
+
+/// The reason of a ratio claim's verdict: our ratio against the claimed one.
+fn ratio_reason(
+    v: Verdict,
+    shown: &RatioEstimate,
+    claimed: f64,
+    why: Option<&str>,
+    tolerance: f64,
+) -> String {
+    let interval = format!(
+        "{} [{}–{}]",
+        ratio(shown.ratio),
+        ratio(shown.low),
+        ratio(shown.high)
+    );
+    let against = match why {
+        Some(w) => format!("{} ({w})", ratio(claimed)),
+        None => ratio(claimed),
+    };
+    let margin = format!("±{}", pct(tolerance));
+    match v {
+        Verdict::Reproduced => format!("{interval}: {against} within {margin}, as claimed"),
+        Verdict::Contradicted => {
+            format!("{interval}: not {against} within {margin}; see the substitutions")
+        }
+        _ => format!("{interval}: too uncertain to tell whether it is {against} within {margin}"),
+    }
 }
 
 /// The one-line reason of a comparison's verdict.
@@ -305,6 +545,9 @@ fn reason(
         (Verdict::Reproduced, ComparisonVerdict::Equivalent) => {
             format!("equal within {margin}: {interval}, as claimed")
         }
+        (Verdict::Reproduced, ComparisonVerdict::Inconclusive) => format!(
+            "{interval}: not worse by more than {margin} over the whole interval, as claimed"
+        ),
         (Verdict::Reproduced, _) => format!("{interval}, beyond {margin} in the claimed direction"),
         (Verdict::Contradicted, _) => match expect {
             Expect::Equal => format!("{interval}: a difference beyond {margin} where the write-up found none; see the substitutions"),
@@ -313,7 +556,15 @@ fn reason(
         (_, ComparisonVerdict::Equivalent) => {
             format!("equal within {margin} ({interval}) where the write-up claims a difference")
         }
-        _ => format!("{interval} reaches into the {margin} margin: too uncertain to tell with these repeats"),
+        _ => match (expect, leaning(est, metric.higher_is_better())) {
+            (Expect::Better | Expect::NotWorse, Some(false)) | (Expect::Worse, Some(true)) => format!(
+                "{interval}: the whole interval is on the other side of ×1 from the claim (the \
+                 candidate's {} is not {better}), though not beyond the {margin} margin: \
+                 the figures lean against the claim",
+                metric.label()
+            ),
+            _ => format!("{interval} reaches into the {margin} margin: too uncertain to tell with these repeats"),
+        },
     }
 }
 

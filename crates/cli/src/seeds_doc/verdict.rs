@@ -36,37 +36,91 @@ impl Verdict {
         }
     }
 
-    /// A claim's verdict from its comparisons': a missing run or cell first, then any
-    /// contradiction, then Reproduced only when every comparison reproduces it.
+    /// A claim's verdict from its comparisons': a missing run first; then any contradiction,
+    /// then any comparison that was measured and did not reproduce the claim (whatever the
+    /// untestable or unmeasured parts say: a claim one of whose testable parts fails, fails);
+    /// then a missing measurement, then an untestable part; Reproduced only when every
+    /// comparison reproduces it.
     pub fn combine(parts: &[Verdict]) -> Verdict {
-        if parts.contains(&Verdict::NotRun) {
-            Verdict::NotRun
-        } else if parts.contains(&Verdict::NoMeasurement) {
+        [
+            Verdict::NotRun,
+            Verdict::Contradicted,
+            Verdict::NotReproduced,
+            Verdict::NoMeasurement,
+            Verdict::NotTestable,
+        ]
+        .into_iter()
+        .find(|v| parts.contains(v))
+        .unwrap_or(if parts.is_empty() {
             Verdict::NoMeasurement
-        } else if parts.contains(&Verdict::Contradicted) {
-            Verdict::Contradicted
-        } else if parts.contains(&Verdict::NotTestable) {
-            Verdict::NotTestable
-        } else if !parts.is_empty() && parts.iter().all(|v| *v == Verdict::Reproduced) {
-            Verdict::Reproduced
         } else {
-            Verdict::NotReproduced
-        }
+            Verdict::Reproduced
+        })
     }
 }
 
-/// The claimed direction against our estimate.
-pub fn judge(expect: Expect, estimate: &RatioEstimate) -> Verdict {
+/// The claimed direction against our estimate, whose margin is `tolerance` (the same margin
+/// the estimate's verdict used) and whose metric is better when higher or lower.
+///
+/// `NotWorse` ("equals or beats") is a non-inferiority claim: an interval wholly on the claimed
+/// side of the margin reproduces it even when the estimate could not say Faster or Equivalent
+/// (e.g. ×1.23 [1.04–1.46] at ±5 %). `Ratio` claims are judged on an estimate already divided
+/// by the claimed ratio (see `render`), so Equivalent means "the claimed ratio, within the
+/// margin".
+pub fn judge(
+    expect: Expect,
+    estimate: &RatioEstimate,
+    tolerance: f64,
+    higher_is_better: bool,
+) -> Verdict {
     use ComparisonVerdict::{Equivalent, Faster, Inconclusive, NotCompared, Slower};
     match (expect, estimate.verdict) {
-        (_, Inconclusive | NotCompared) => Verdict::NotReproduced,
+        (_, NotCompared) => Verdict::NotReproduced,
+        (Expect::NotWorse, Inconclusive)
+            if not_worse_beyond_margin(estimate, tolerance, higher_is_better) =>
+        {
+            Verdict::Reproduced
+        }
+        (_, Inconclusive) => Verdict::NotReproduced,
         (Expect::Better, Faster) | (Expect::Worse, Slower) => Verdict::Reproduced,
         (Expect::Better, Slower) | (Expect::Worse, Faster) => Verdict::Contradicted,
         (Expect::Better | Expect::Worse, Equivalent) => Verdict::NotReproduced,
-        (Expect::Equal, Equivalent) => Verdict::Reproduced,
-        (Expect::Equal, Faster | Slower) => Verdict::Contradicted,
+        (Expect::Equal | Expect::Ratio, Equivalent) => Verdict::Reproduced,
+        (Expect::Equal | Expect::Ratio, Faster | Slower) => Verdict::Contradicted,
         (Expect::NotWorse, Faster | Equivalent) => Verdict::Reproduced,
         (Expect::NotWorse, Slower) => Verdict::Contradicted,
+    }
+}
+
+/// The 95 % interval, oriented so that above 1 is better for the candidate.
+fn oriented(estimate: &RatioEstimate, higher_is_better: bool) -> (f64, f64) {
+    if higher_is_better {
+        (estimate.low, estimate.high)
+    } else {
+        (1.0 / estimate.high, 1.0 / estimate.low)
+    }
+}
+
+/// Whether the whole interval lies above the worse end of the margin: the candidate is not
+/// worse than the reference by more than `tolerance` (non-inferiority).
+pub fn not_worse_beyond_margin(
+    estimate: &RatioEstimate,
+    tolerance: f64,
+    higher_is_better: bool,
+) -> bool {
+    oriented(estimate, higher_is_better).0 >= 1.0 / (1.0 + tolerance.max(0.0))
+}
+
+/// Which way the whole interval leans from 1.0, when all of it is on one side: `Some(true)`
+/// when the candidate is better over all of it, `Some(false)` when it is worse.
+pub fn leaning(estimate: &RatioEstimate, higher_is_better: bool) -> Option<bool> {
+    let (low, high) = oriented(estimate, higher_is_better);
+    if low > 1.0 {
+        Some(true)
+    } else if high < 1.0 {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -180,22 +234,40 @@ mod tests {
     #[test]
     fn the_claimed_direction_against_our_interval_gives_the_verdict() {
         use ComparisonVerdict::*;
-        assert_eq!(judge(Expect::Better, &est(Faster)), Verdict::Reproduced);
-        assert_eq!(judge(Expect::Better, &est(Slower)), Verdict::Contradicted);
         assert_eq!(
-            judge(Expect::Better, &est(Equivalent)),
-            Verdict::NotReproduced
-        );
-        assert_eq!(judge(Expect::Worse, &est(Slower)), Verdict::Reproduced);
-        assert_eq!(judge(Expect::Equal, &est(Equivalent)), Verdict::Reproduced);
-        assert_eq!(judge(Expect::Equal, &est(Faster)), Verdict::Contradicted);
-        assert_eq!(
-            judge(Expect::NotWorse, &est(Equivalent)),
+            judge(Expect::Better, &est(Faster), 0.05, true),
             Verdict::Reproduced
         );
-        assert_eq!(judge(Expect::NotWorse, &est(Slower)), Verdict::Contradicted);
         assert_eq!(
-            judge(Expect::Better, &est(Inconclusive)),
+            judge(Expect::Better, &est(Slower), 0.05, true),
+            Verdict::Contradicted
+        );
+        assert_eq!(
+            judge(Expect::Better, &est(Equivalent), 0.05, true),
+            Verdict::NotReproduced
+        );
+        assert_eq!(
+            judge(Expect::Worse, &est(Slower), 0.05, true),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            judge(Expect::Equal, &est(Equivalent), 0.05, true),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            judge(Expect::Equal, &est(Faster), 0.05, true),
+            Verdict::Contradicted
+        );
+        assert_eq!(
+            judge(Expect::NotWorse, &est(Equivalent), 0.05, true),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            judge(Expect::NotWorse, &est(Slower), 0.05, true),
+            Verdict::Contradicted
+        );
+        assert_eq!(
+            judge(Expect::Better, &est(Inconclusive), 0.05, true),
             Verdict::NotReproduced
         );
     }
@@ -214,9 +286,10 @@ mod tests {
         );
         assert_eq!(
             Verdict::combine(&[Contradicted, NoMeasurement]),
-            NoMeasurement
+            Contradicted
         );
         assert_eq!(Verdict::combine(&[NotRun]), NotRun);
+        assert_eq!(Verdict::combine(&[]), NoMeasurement);
         assert_eq!(Verdict::combine(&[Reproduced, NotTestable]), NotTestable);
         assert_eq!(Verdict::combine(&[NotTestable, Contradicted]), Contradicted);
     }
