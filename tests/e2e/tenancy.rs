@@ -15,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use benchrun_api::schedule::{BenchmarkSchedule, SCHEDULE_LABEL, TRIGGER_ANNOTATION};
-use benchrun_api::BenchmarkRun;
+use benchrun_api::{BenchmarkRun, Phase};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
@@ -138,8 +138,21 @@ async fn fair(cluster: &Cluster, a: &str, b: &str) -> anyhow::Result<()> {
         before.len()
     );
     // What the CLI shows while the rest of A's runs wait: the place of each.
-    let list = cluster.kubectl_benchrun(&["list", "-n", a]);
-    println!("$ kubectl benchrun list -n {a}\n{list}");
+    let list = cluster.kubectl_benchrun(&["list", "-A"]);
+    println!("$ kubectl benchrun list -A\n{list}");
+    let waiting = a_runs
+        .list(&of_pile)
+        .await?
+        .items
+        .iter()
+        .filter(|r| r.status.as_ref().and_then(|s| s.phase) == Some(Phase::Queued))
+        .count();
+    if waiting > 0 {
+        anyhow::ensure!(
+            list.contains("Queued #1"),
+            "{waiting} runs of {a} wait, but the list shows no place in the queue:\n{list}"
+        );
+    }
     Ok(())
 }
 
