@@ -393,6 +393,27 @@ fn judge_comparison(
     };
     let cv = values(run, &c.candidate, metric);
     let rv = values(run, &c.reference, metric);
+    let flagged = |sel| {
+        let (codes, of) = super::verdict::warnings(run, sel);
+        codes
+            .iter()
+            .map(|(c, n)| format!("{c} {n}/{of}"))
+            .collect::<Vec<_>>()
+    };
+    let (cw, rw) = (flagged(&c.candidate), flagged(&c.reference));
+    let summary = |values: &[f64], metric, w: &[String]| {
+        let s = summary(values, metric);
+        if w.is_empty() {
+            s
+        } else {
+            format!("{s}; ⚠ {}", w.join(", "))
+        }
+    };
+    let suspect: Vec<String> = [("candidate", &cw), ("reference", &rw)]
+        .into_iter()
+        .filter(|(_, w)| !w.is_empty())
+        .map(|(side, w)| format!("{side} {}", w.join(", ")))
+        .collect();
     let bound = (
         super::verdict::not_the_target(run, &c.candidate),
         super::verdict::not_the_target(run, &c.reference),
@@ -408,8 +429,8 @@ fn judge_comparison(
         return row(
             Verdict::NoMeasurement,
             "the claims file names no positive `ratio` for this ratio claim".into(),
-            summary(&cv, metric),
-            summary(&rv, metric),
+            summary(&cv, metric, &cw),
+            summary(&rv, metric, &rw),
             "—".into(),
         );
     }
@@ -424,8 +445,8 @@ fn judge_comparison(
                 c.candidate.describe(),
                 c.reference.describe()
             ),
-            summary(&cv, metric),
-            summary(&rv, metric),
+            summary(&cv, metric, &cw),
+            summary(&rv, metric, &rw),
             "—".into(),
         );
     };
@@ -433,8 +454,8 @@ fn judge_comparison(
         return row(
             Verdict::NotTestable,
             why,
-            summary(&cv, metric),
-            summary(&rv, metric),
+            summary(&cv, metric, &cw),
+            summary(&rv, metric, &rw),
             ratio_text(&shown),
         );
     }
@@ -447,11 +468,17 @@ fn judge_comparison(
         why += "; the better side was held back by its backing service \
                 (ServiceBound), so its true lead is at least this";
     }
+    if !suspect.is_empty() {
+        why += &format!(
+            "; it rests on cells with validity warnings ({}; see docs/metrics.md)",
+            suspect.join("; ")
+        );
+    }
     row(
         v,
         why,
-        summary(&cv, metric),
-        summary(&rv, metric),
+        summary(&cv, metric, &cw),
+        summary(&rv, metric, &rw),
         ratio_text(&shown),
     )
 }

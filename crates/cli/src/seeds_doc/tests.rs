@@ -336,3 +336,34 @@ fn a_claim_whose_verdict_differs_between_two_runs_is_marked_unstable() {
     );
     assert!(page.contains("in the second ("), "{page}");
 }
+
+/// Every cell's validity warnings are on the page beside its figures, and a verdict resting on
+/// suspect cells says so.
+#[test]
+fn a_verdict_resting_on_cells_with_warnings_says_so() {
+    let mut run = run_of(&[
+        ("spring", "compute", 100, &[1143.0, 1326.0, 1173.0], &[]),
+        ("express", "compute", 100, &[959.0, 1022.0, 971.0], &[]),
+    ]);
+    let results = &mut run.status.as_mut().unwrap().results;
+    for r in results
+        .iter_mut()
+        .filter(|r| r.coordinates.target == "spring")
+    {
+        r.warnings = vec![serde_json::from_value(serde_json::json!(
+            "HighVariance: per-second throughput varied 30 %"
+        ))
+        .unwrap()];
+    }
+    let j = super::judge_claim(&claim("1.5"), Some(&run));
+    assert!(
+        j.rows[0].candidate.ends_with("; ⚠ HighVariance 3/3"),
+        "{j:?}"
+    );
+    assert!(!j.rows[0].reference.contains('⚠'), "{j:?}");
+    assert!(
+        j.reason
+            .contains("it rests on cells with validity warnings (candidate HighVariance 3/3;"),
+        "{j:?}"
+    );
+}

@@ -202,6 +202,32 @@ pub fn bound_side_loses(
     }
 }
 
+/// The validity warnings of the measured results the selector matches: each code with the
+/// number of results that carry it, of how many, in the code's order (e.g.
+/// `[("HighVariance", 2)]` of 3).
+pub fn warnings(run: &BenchmarkRun, selector: &Selector) -> (Vec<(&'static str, usize)>, usize) {
+    let results: Vec<&CellResult> = run
+        .status
+        .as_ref()
+        .map(|s| {
+            s.results
+                .iter()
+                .filter(|r| r.outcome == Outcome::Measured && matches(r, selector))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for r in &results {
+        let mut codes: Vec<&'static str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        for c in codes {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    (counts.into_iter().collect(), results.len())
+}
+
 /// The metric of every measured result (every repeat) of the cells the selector matches, in
 /// the run's order.
 pub fn values(run: &BenchmarkRun, selector: &Selector, metric: Metric) -> Vec<f64> {
