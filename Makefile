@@ -20,10 +20,10 @@ CARGO_TARGET_DIR := $(shell hack/target-dir.sh)
 endif
 export CARGO_TARGET_DIR
 
-.PHONY: cluster-guard all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc readme-check seeds seeds-again seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
+.PHONY: cluster-guard all build crds lint unit browser cluster images stacks stacks-e2e stacks-test install smoke e2e e2e-run e2e-full e2e-pending comparisons-doc metrics-doc readme-check seeds seeds-again seeds-doc e2e-search e2e-schedule search-doc namespaced demo-repeat queue-load test demo clean-cluster help
 
 help:
-	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make readme-check | make seeds | make seeds-again | make namespaced | make demo-repeat | make queue-load"
+	@echo "make demo | make test | make build | make unit | make lint | make browser | make crds | make cluster | make images | make stacks | make stacks-e2e | make stacks-test | make install | make smoke | make e2e | make e2e-run | make e2e-full | make e2e-pending | make e2e-search | make e2e-schedule | make search-doc | make comparisons-doc | make metrics-doc | make readme-check | make seeds | make seeds-again | make namespaced | make demo-repeat | make queue-load"
 
 all: build
 
@@ -204,6 +204,14 @@ seeds-again: install stacks
 ## (docs/seeds/results/) and the claims file; a unit test checks the page is exactly this.
 seeds-doc:
 	hack/seeds-doc.sh docs/seeds/results > docs/seeds.md.new && mv docs/seeds.md.new docs/seeds.md
+
+## metrics-doc: rewrite docs/metrics.md's generated blocks (simulated coverage and power) from the
+## unit tests that compute them; `make unit` fails when a block differs from what its test computes
+metrics-doc:
+	BENCHRUN_BLESS=1 $(CARGO) test --release -p benchrun-api --lib -- --test-threads=1 \
+	  fresh_deployments_per_repeat adaptive_repeats_keep slower_comes_out
+	BENCHRUN_BLESS=1 $(CARGO) test --release -p benchrun --lib -- --test-threads=1 \
+	  twenty_identical_cells
 
 ## comparisons-doc: the two comparison e2e tests (a heavier path with adaptive repeats, two
 ## identical targets), their figures recorded in out/e2e/ and rendered into docs/metrics.md (~5 min)

@@ -248,6 +248,9 @@ fn share(seed: u8, runs: usize, n: usize, ratio: f64, cv: f64, verdict: Comparis
 fn slower_comes_out_in_80_percent_at_repeats_needed_for_a_true_change_of_one_and_a_half_tolerances()
 {
     let delta = -1.5 * TOL.ln_1p();
+    let mut table = String::from(
+        "| CV of the repeats | `repeatsNeeded` a side | P(`Slower`) computed | P(`Slower`) in 2 000 simulated experiments |\n|---|---|---|---|\n",
+    );
     for (seed, cv) in [(21, 0.02), (22, 0.05), (23, 0.10)] {
         let s = sigma(cv);
         let design = Design {
@@ -259,8 +262,11 @@ fn slower_comes_out_in_80_percent_at_repeats_needed_for_a_true_change_of_one_and
         let n = repeats_needed(Aim::Below, delta, design, TOL).unwrap();
         let chance = verdict_chance(Aim::Below, delta, design.with_repeats(n), TOL);
         let simulated = share(seed, 2000, n as usize, delta.exp(), cv, Slower);
-        println!(
-            "CV {cv}: repeatsNeeded {n}; P(Slower) computed {chance:.3}, simulated {simulated:.3}"
+        table += &format!(
+            "| {:.0} % | {n} | {:.1} % | {:.1} % |\n",
+            cv * 100.0,
+            chance * 100.0,
+            simulated * 100.0
         );
         assert!(chance >= TARGET_POWER, "{chance}");
         if n > 2 {
@@ -273,6 +279,8 @@ fn slower_comes_out_in_80_percent_at_repeats_needed_for_a_true_change_of_one_and
         );
         assert!((simulated - chance).abs() < 0.03, "{simulated} vs {chance}");
     }
+    println!("{table}");
+    benchrun_docblock::check("docs/metrics.md", "power-at-repeats-needed", &table);
 }
 
 /// The chance of `Equivalent` (TOST) for identical sides agrees with simulation, and at a
@@ -432,6 +440,9 @@ fn adaptive_coverage(
 #[test]
 fn adaptive_repeats_keep_a_coverage_of_at_least_94_percent() {
     use crate::repeats::MIN_REPEATS_TO_STOP;
+    let mut table = format!(
+        "  | `repeats` | `ratioWithin` | CV | coverage, stopping on width alone | coverage, at least {MIN_REPEATS_TO_STOP} repeats |\n  |---|---|---|---|---|\n"
+    );
     for (seed, start, within, cv) in [
         (31, 2, 0.05, 0.03),
         (32, 3, 0.05, 0.05),
@@ -441,12 +452,17 @@ fn adaptive_repeats_keep_a_coverage_of_at_least_94_percent() {
     ] {
         let naive = adaptive_coverage(seed, 4000, start, within, cv, 0);
         let kept = adaptive_coverage(seed, 4000, start, within, cv, MIN_REPEATS_TO_STOP);
-
-        println!(
-            "repeats {start}, ratioWithin {within}, CV {cv}: coverage {naive:.3} stopping on width alone, {kept:.3} with at least {MIN_REPEATS_TO_STOP} repeats"
+        table += &format!(
+            "  | {start} | {:.0} % | {:.0} % | {:.1} % | {:.1} % |\n",
+            within * 100.0,
+            cv * 100.0,
+            naive * 100.0,
+            kept * 100.0
         );
         assert!(kept >= 0.94, "{kept}");
     }
+    println!("{table}");
+    benchrun_docblock::check("docs/metrics.md", "adaptive-coverage", &table);
 }
 
 #[test]

@@ -156,13 +156,16 @@ mod tests {
         )
     }
 
-    /// The reason for the default (docs/metrics.md, Repeats and deployments, quotes these
-    /// lines): with a per-deployment effect of 2–5 % and 1 % window noise, fresh deployments per
+    /// The reason for the default (docs/metrics.md, Repeats and deployments: its table is this
+    /// test's, checked by it and rewritten by `make metrics-doc`): with a per-deployment effect of 2–5 % and 1 % window noise, fresh deployments per
     /// repeat keep the 95 % interval's coverage at 93–97 %, while one deployment a side covers
     /// the truth in well under two thirds of experiments and calls identical builds `Faster`
     /// or `Slower` often.
     #[test]
     fn fresh_deployments_per_repeat_keep_the_coverage_one_deployment_a_side_does_not() {
+        let mut table = String::from(
+            "| repeats | deployment effect | coverage of the 95 % interval, fresh deployment per repeat | false Faster/Slower | coverage, one deployment a side | false Faster/Slower |\n|---|---|---|---|---|---|\n",
+        );
         for (i, (n, deployment)) in [(3, 0.02), (5, 0.02), (3, 0.05), (5, 0.05), (10, 0.05)]
             .into_iter()
             .enumerate()
@@ -170,8 +173,8 @@ mod tests {
             let seed = 52 + i as u64;
             let (cover, wrong) = simulate(true, n, deployment, 0.01, seed);
             let (cover_one, wrong_one) = simulate(false, n, deployment, 0.01, seed);
-            println!(
-                "{n} repeats, deployment effect {:.0} %, window noise 1 %: fresh deployments cover {:.1} % (false Faster/Slower {:.1} %), one deployment a side {:.1} % ({:.1} %)",
+            table += &format!(
+                "| {n} | {:.0} % | {:.1} % | {:.1} % | {:.1} % | {:.1} % |\n",
                 deployment * 100.0,
                 cover * 100.0,
                 wrong * 100.0,
@@ -194,6 +197,8 @@ mod tests {
                 );
             }
         }
+        println!("{table}");
+        benchrun_docblock::check("docs/metrics.md", "deployments-coverage", &table);
     }
 
     #[test]
