@@ -41,6 +41,9 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
         ("read", e.read),
         ("body mismatch", e.body_mismatch),
         ("protocol", e.protocol),
+        ("TLS handshake", e.tls_handshake),
+        ("TLS certificate", e.tls_certificate),
+        ("ALPN mismatch", e.alpn_mismatch),
         ("status 4xx", e.status_4xx),
         ("status 5xx", e.status_5xx),
     ];
@@ -49,6 +52,9 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
     }
     for (code, n) in &e.status_codes {
         writeln!(w, "   (HTTP {code}: {n})")?;
+    }
+    if let Some(p) = &r.protocol {
+        write_protocol(&mut w, p)?;
     }
     if r.warmup_requests > 0 {
         writeln!(
@@ -246,4 +252,31 @@ mod tests {
         assert!(text.contains("(HTTP 500: 1)"));
         assert!(text.contains("(longest request)"));
     }
+}
+
+/// The protocol lines: TLS handshakes and HTTP/2 wire facts.
+fn write_protocol(w: &mut impl Write, p: &crate::proto::ProtocolStats) -> std::io::Result<()> {
+    let scheme = if p.tls { "over TLS" } else { "cleartext" };
+    writeln!(w, "Protocol:               {} {scheme}", p.protocol)?;
+    if let Some(t) = &p.tls_stats {
+        writeln!(
+            w,
+            "TLS handshakes:         {} ({} resumed; mean {:.0} us, max {} us; {}{}{})",
+            t.handshakes,
+            t.resumed,
+            t.handshake_mean_us,
+            t.handshake_max_us,
+            t.versions.join(", "),
+            if t.alpn.is_empty() { "" } else { "; ALPN " },
+            t.alpn.join(", ")
+        )?;
+    }
+    if let Some(h) = &p.h2 {
+        writeln!(
+            w,
+            "HTTP/2:                 {} streams per connection; {} RST_STREAM, {} GOAWAY received",
+            h.max_concurrent_streams, h.rst_stream_received, h.goaway_received
+        )?;
+    }
+    Ok(())
 }

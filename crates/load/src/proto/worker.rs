@@ -1,0 +1,976 @@
+//! The event loop of TLS and HTTP/2 loads: connections, each with `streams` request slots
+//! (1 for HTTP/1.1), over an I/O back end ([`crate::backend`], epoll: its writes are done
+//! when they return, so a connection's output buffer can be reused at once).
+//!
+//! A slot is to HTTP/2 what a connection is to the HTTP/1.1 loop: the closed model sends
+//! its next request when its last one ended, the open model gives it a schedule of its own
+//! (one request every `slots / rate`) and a request due while the slot is still busy leaves
+//! late, its latency counted from when it was due (coordinated-omission correction). A
+//! request whose connection is not up yet (connect, TLS handshake) waits for it, and one
+//! beyond the server's SETTINGS_MAX_CONCURRENT_STREAMS waits for a stream.
+//!
+//! Per turn each connection's output (requests, HTTP/2 control frames) is gathered in one
+//! buffer and written, through rustls when TLS, once: one TLS record and one `write` for
+//! all the requests a turn sends on it. No allocation per request.
+
+use std::io::{self, Read as _, Write as _};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+use rustls::ClientConnection;
+
+use super::{frame, hpack, tls, Protocol};
+use crate::backend::Io;
+use crate::http::{Progress, ResponseParser};
+use crate::recorder::{Failure, Recorder};
+use crate::worker::{Phase, WorkerSettings};
+
+/// How often in-flight requests are checked against their deadline.
+const SCAN_EVERY: Duration = Duration::from_millis(10);
+/// Received DATA bytes after which the connection window is opened again.
+const WINDOW_REFILL: u32 = 1 << 30;
+
+/// One scenario's request in both protocols, serialized once.
+pub(crate) struct ProtoRequest {
+    /// HTTP/1.1: the request's bytes.
+    pub h1: Box<[u8]>,
+    /// The method is HEAD (HTTP/1.1 responses have no body).
+    pub head: bool,
+    /// HTTP/2: the HPACK header block and the body.
+    pub block: Box<[u8]>,
+    pub body: Box<[u8]>,
+}
+
+/// What the protocol worker adds to [`WorkerSettings`].
+pub(crate) struct ProtoSettings {
+    pub protocol: Protocol,
+    /// TLS client configuration and server name, for `https://` targets.
+    pub tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    /// Request slots per connection (HTTP/2 streams; 1 for HTTP/1.1).
+    pub streams: usize,
+    pub requests: Arc<[ProtoRequest]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConnState {
+    Down,
+    Connecting,
+    Handshaking,
+    Up,
+}
+
+struct Conn {
+    state: ConnState,
+    tls: Option<ClientConnection>,
+    /// When the connect began, and when TCP was connected (the handshake's start).
+    opened: Instant,
+    connected: Instant,
+    /// Plaintext to send, gathered over a turn; `out_at` of it is written (cleartext).
+    out: Vec<u8>,
+    out_at: usize,
+    /// Queued for [`Worker::flush_dirty`].
+    dirty: bool,
+    /// HTTP/2: the start of a frame not complete yet.
+    inbuf: Vec<u8>,
+    /// HTTP/2: a header block awaiting CONTINUATION, its stream and END_STREAM flag.
+    hblock: Vec<u8>,
+    hstream: u32,
+    hend: bool,
+    /// HTTP/1.1: the response parser.
+    parser: ResponseParser,
+    next_stream: u32,
+    /// Requests on the wire, and how many may be (the server's limit, at most `streams`).
+    active: usize,
+    limit: usize,
+    /// No new stream may start (GOAWAY received, or stream ids used up).
+    draining: bool,
+    /// DATA bytes received since the connection window was last opened again.
+    unacked: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    busy: bool,
+    /// HTTP/2 stream id of the request (HTTP/1.1: 1); 0 while it waits to be sent.
+    stream: u32,
+    scenario: usize,
+    due: Instant,
+    sent_at: Instant,
+    deadline: Instant,
+    next_due: Instant,
+    status: u16,
+}
+
+/// The protocol state of a worker, apart from its I/O back end.
+struct State {
+    s: WorkerSettings,
+    p: ProtoSettings,
+    conns: Vec<Conn>,
+    slots: Vec<Slot>,
+    /// Closed model: slots free to send.
+    ready: Vec<usize>,
+    dirty: Vec<usize>,
+    in_flight: usize,
+    cursor: usize,
+    /// TLS plaintext read buffer.
+    plain: Vec<u8>,
+}
+
+pub(crate) struct ProtoWorker<B> {
+    io: B,
+    st: State,
+}
+
+/// Writes through the back end to connection `i` (rustls' `write_tls`).
+struct IoWriter<'a, B> {
+    io: &'a mut B,
+    i: usize,
+}
+
+impl<B: Io> io::Write for IoWriter<'_, B> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.io.write(self.i, b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<B: Io> ProtoWorker<B> {
+    pub fn new(s: WorkerSettings, p: ProtoSettings) -> io::Result<Self> {
+        let now = Instant::now();
+        let n = s.conn_ids.len();
+        let conns = (0..n)
+            .map(|_| Conn {
+                state: ConnState::Down,
+                tls: None,
+                opened: now,
+                connected: now,
+                out: Vec::with_capacity(16 * 1024),
+                out_at: 0,
+                dirty: false,
+                inbuf: Vec::new(),
+                hblock: Vec::new(),
+                hstream: 0,
+                hend: false,
+                parser: ResponseParser::new(),
+                next_stream: 1,
+                active: 0,
+                limit: p.streams,
+                draining: false,
+                unacked: 0,
+            })
+            .collect();
+        let slot = Slot {
+            busy: false,
+            stream: 0,
+            scenario: 0,
+            due: now,
+            sent_at: now,
+            deadline: now,
+            next_due: now,
+            status: 0,
+        };
+        let io = B::new(n, s.addr)?;
+        Ok(ProtoWorker {
+            io,
+            st: State {
+                slots: vec![slot; n * p.streams],
+                conns,
+                ready: Vec::new(),
+                dirty: Vec::new(),
+                in_flight: 0,
+                cursor: 0,
+                plain: vec![0; 64 * 1024],
+                s,
+                p,
+            },
+        })
+    }
+
+    /// Runs one phase until its limit is reached and every in-flight request has ended.
+    pub fn run_phase(&mut self, ph: &Phase, rec: &mut Recorder) {
+        let st = &mut self.st;
+        st.cursor = (ph.first_request % st.s.cycle.len() as u64) as usize;
+        let streams = st.p.streams;
+        let total = (st.s.total_conns * streams) as f64;
+        // Per slot: one request every `slots / rate` (run's interval is per connection).
+        let interval = st.s.interval.map(|i| i * streams as u32);
+        if let Some(interval) = interval {
+            for k in 0..st.slots.len() {
+                let global = st.s.conn_ids[k / streams] * streams + k % streams;
+                st.slots[k].next_due = ph.start
+                    + crate::worker::slot_offset(global as f64 / total, interval, st.s.quantum);
+            }
+        } else {
+            st.ready.extend(0..st.slots.len());
+        }
+        let mut events = Vec::new();
+        let mut next_scan = Instant::now() + SCAN_EVERY;
+        loop {
+            let now = Instant::now();
+            let mut wake = now + SCAN_EVERY;
+            if let Some(interval) = interval {
+                wake = wake.min(self.fire_due(interval, ph, rec, now));
+            } else {
+                self.drain_ready(ph, rec, now);
+            }
+            let sending = may_send(ph, rec, now);
+            if !sending && self.st.in_flight == 0 {
+                break;
+            }
+            if now >= next_scan {
+                self.scan_timeouts(rec, now);
+                next_scan = now + SCAN_EVERY;
+            }
+            if let (true, Some(u)) = (sending, ph.until) {
+                wake = wake.min(u);
+            }
+            self.flush_dirty(rec, now);
+            if self.st.ready.is_empty() {
+                self.io.wait(Some(wake), interval.is_some(), 1, &mut events);
+            } else {
+                self.io.wait(None, false, 1, &mut events);
+            }
+            let now = Instant::now();
+            for &c in &events {
+                self.on_event(c, rec, now);
+            }
+            events.clear();
+            self.st.s.progress.store(rec.requests, Ordering::Relaxed);
+            self.st.s.warm.publish(rec);
+        }
+        // Connections stay up for the next phase; their output is already flushed.
+        rec.finish();
+        self.st.s.progress.store(rec.requests, Ordering::Relaxed);
+        self.st.s.warm.publish(rec);
+    }
+
+    fn drain_ready(&mut self, ph: &Phase, rec: &mut Recorder, now: Instant) {
+        let mut ready = std::mem::take(&mut self.st.ready);
+        for &k in &ready {
+            if !self.st.slots[k].busy && may_send(ph, rec, now) {
+                self.start(k, now, now, rec);
+            }
+        }
+        ready.clear();
+        if self.st.ready.is_empty() {
+            self.st.ready = ready;
+        }
+    }
+
+    /// Open model: starts every due request of an idle slot; returns the next wake-up.
+    fn fire_due(
+        &mut self,
+        interval: Duration,
+        ph: &Phase,
+        rec: &mut Recorder,
+        now: Instant,
+    ) -> Instant {
+        let mut wake = now + SCAN_EVERY;
+        for k in 0..self.st.slots.len() {
+            let slot = self.st.slots[k];
+            if !slot.busy && slot.next_due <= now && may_send(ph, rec, now) {
+                self.st.slots[k].next_due += interval;
+                self.start(k, slot.next_due, now, rec);
+            }
+            let slot = &self.st.slots[k];
+            if !slot.busy {
+                wake = wake.min(slot.next_due);
+            }
+        }
+        wake
+    }
+
+    /// Starts a request on idle slot `k`, due at `due`.
+    fn start(&mut self, k: usize, due: Instant, now: Instant, rec: &mut Recorder) {
+        let st = &mut self.st;
+        rec.sent(now, now.saturating_duration_since(due));
+        st.in_flight += 1;
+        let scenario = usize::from(st.s.cycle[st.cursor]);
+        st.cursor = (st.cursor + 1) % st.s.cycle.len();
+        st.slots[k] = Slot {
+            busy: true,
+            stream: 0,
+            scenario,
+            due,
+            sent_at: now,
+            deadline: now + st.s.timeout,
+            next_due: st.slots[k].next_due,
+            status: 0,
+        };
+        let c = k / st.p.streams;
+        match st.conns[c].state {
+            ConnState::Down => self.open(c, now, rec),
+            ConnState::Up => {
+                let conn = &st.conns[c];
+                if !conn.draining && conn.active < conn.limit {
+                    st.transmit(k);
+                } else if rec.record {
+                    rec.proto.stream_waits += 1;
+                }
+            }
+            // Sent once the connection is up.
+            ConnState::Connecting | ConnState::Handshaking => {}
+        }
+    }
+
+    fn open(&mut self, c: usize, now: Instant, rec: &mut Recorder) {
+        match self.io.connect(c) {
+            Ok(()) => {
+                let conn = &mut self.st.conns[c];
+                conn.state = ConnState::Connecting;
+                conn.opened = now;
+            }
+            Err(e) => {
+                let f = if e.kind() == io::ErrorKind::ConnectionRefused {
+                    Failure::ConnectRefused
+                } else {
+                    Failure::ConnectOther
+                };
+                self.conn_fail(c, f, now, rec);
+            }
+        }
+    }
+
+    fn on_event(&mut self, c: usize, rec: &mut Recorder, now: Instant) {
+        if !self.io.is_open(c) {
+            return;
+        }
+        if self.st.conns[c].state == ConnState::Connecting {
+            match self.io.connect_result(c) {
+                None => return,
+                Some(Err(e)) => {
+                    let f = if e.kind() == io::ErrorKind::ConnectionRefused {
+                        Failure::ConnectRefused
+                    } else {
+                        Failure::ConnectOther
+                    };
+                    return self.conn_fail(c, f, now, rec);
+                }
+                Some(Ok(())) => {
+                    rec.connected(now - self.st.conns[c].opened);
+                    if let Some((config, name)) = &self.st.p.tls {
+                        match ClientConnection::new(config.clone(), name.clone()) {
+                            Ok(t) => {
+                                let conn = &mut self.st.conns[c];
+                                conn.tls = Some(t);
+                                conn.state = ConnState::Handshaking;
+                                conn.connected = now;
+                                self.st.mark(c);
+                            }
+                            Err(_) => return self.conn_fail(c, Failure::TlsHandshake, now, rec),
+                        }
+                    } else {
+                        self.st.up(c);
+                    }
+                }
+            }
+        }
+        if self.flush(c).is_err() {
+            return self.conn_fail(c, self.st.io_failure(c), now, rec);
+        }
+        self.read(c, rec, now);
+    }
+
+    /// Reads what arrived on connection `c` and acts on it.
+    fn read(&mut self, c: usize, rec: &mut Recorder, now: Instant) {
+        let mut plain = std::mem::take(&mut self.st.plain);
+        if let Err(f) = self.read_into(c, rec, now, &mut plain) {
+            self.conn_fail(c, f, now, rec);
+        } else if self.st.conns[c].dirty && self.flush(c).is_err() {
+            self.conn_fail(c, self.st.io_failure(c), now, rec);
+        }
+        self.st.plain = plain;
+    }
+
+    /// [`Self::read`]'s loop; Err: a failure of the whole connection.
+    fn read_into(
+        &mut self,
+        c: usize,
+        rec: &mut Recorder,
+        now: Instant,
+        plain: &mut [u8],
+    ) -> Result<(), Failure> {
+        loop {
+            if self.st.conns[c].state == ConnState::Down {
+                return Ok(());
+            }
+            let tls_outcome;
+            let mut n = 0;
+            match self.io.read(c) {
+                Ok([]) => {
+                    self.eof(c, rec, now);
+                    return Ok(());
+                }
+                Ok(data) => {
+                    rec.received(data.len());
+                    if let Some(t) = self.st.conns[c].tls.as_mut() {
+                        let mut rest = data;
+                        let mut outcome = Ok(());
+                        while !rest.is_empty() && outcome.is_ok() {
+                            outcome = match t.read_tls(&mut rest) {
+                                Ok(_) => t.process_new_packets().map(|_| ()),
+                                Err(_) => Err(rustls::Error::General("TLS buffer full".into())),
+                            };
+                        }
+                        tls_outcome = Some(outcome);
+                    } else {
+                        // Copied out so the back end (which holds `data`) can be asked for
+                        // the arrival time.
+                        n = data.len().min(plain.len());
+                        plain[..n].copy_from_slice(&data[..n]);
+                        tls_outcome = None;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Err(self.st.io_failure(c)),
+            }
+            let end = self.io.arrival().map_or(now, |at| at.min(now));
+            match tls_outcome {
+                None => self.st.feed(c, &plain[..n], end, rec)?,
+                Some(Err(e)) => {
+                    let handshaking = self.st.conns[c].state == ConnState::Handshaking;
+                    let _ = self.flush(c); // the alert
+                    return Err(if handshaking {
+                        tls::classify(&e)
+                    } else {
+                        Failure::Protocol
+                    });
+                }
+                Some(Ok(())) => {
+                    let handshaking = self.st.conns[c].state == ConnState::Handshaking;
+                    let t = self.st.conns[c].tls.as_ref().expect("TLS connection");
+                    if handshaking && !t.is_handshaking() {
+                        self.st.handshake_done(c, now, rec)?;
+                    }
+                    self.read_plain(c, end, rec, plain)?;
+                }
+            }
+        }
+    }
+
+    /// Feeds the plaintext rustls decrypted. Err: a failure of the whole connection.
+    fn read_plain(
+        &mut self,
+        c: usize,
+        end: Instant,
+        rec: &mut Recorder,
+        plain: &mut [u8],
+    ) -> Result<(), Failure> {
+        loop {
+            let Some(t) = self.st.conns[c].tls.as_mut() else {
+                return Ok(());
+            };
+            match t.reader().read(plain) {
+                Ok(0) => {
+                    self.eof(c, rec, end);
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.st.feed(c, &plain[..n], end, rec)?;
+                    if self.st.conns[c].state == ConnState::Down {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(_) => return Err(Failure::Read),
+            }
+        }
+    }
+
+    /// The peer closed connection `c`.
+    fn eof(&mut self, c: usize, rec: &mut Recorder, now: Instant) {
+        let st = &mut self.st;
+        match st.conns[c].state {
+            ConnState::Handshaking => return self.conn_fail(c, Failure::TlsHandshake, now, rec),
+            ConnState::Up if st.p.protocol == Protocol::Http1 && st.slots[c].busy => {
+                match st.conns[c].parser.eof() {
+                    Progress::Done { status, .. } => st.complete(c, status, now, rec),
+                    Progress::ClosedInBody => st.fail_slot(c, Failure::BodyMismatch, now, rec),
+                    _ => st.fail_slot(c, Failure::Read, now, rec),
+                }
+            }
+            _ => {}
+        }
+        self.conn_fail(c, Failure::Read, now, rec);
+    }
+
+    /// Writes connection `c`'s pending output (through rustls when TLS).
+    fn flush(&mut self, c: usize) -> io::Result<()> {
+        let conn = &mut self.st.conns[c];
+        conn.dirty = false;
+        if let Some(t) = conn.tls.as_mut() {
+            if !conn.out.is_empty() {
+                t.writer().write_all(&conn.out)?;
+                conn.out.clear();
+            }
+            while t.wants_write() {
+                let mut w = IoWriter {
+                    io: &mut self.io,
+                    i: c,
+                };
+                match t.write_tls(&mut w) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(());
+        }
+        while conn.out_at < conn.out.len() {
+            match self.io.write(c, &conn.out[conn.out_at..]) {
+                Ok(n) => conn.out_at += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        conn.out.clear();
+        conn.out_at = 0;
+        Ok(())
+    }
+
+    fn flush_dirty(&mut self, rec: &mut Recorder, now: Instant) {
+        let mut dirty = std::mem::take(&mut self.st.dirty);
+        for &c in &dirty {
+            if self.st.conns[c].dirty
+                && self.st.conns[c].state != ConnState::Down
+                && self.flush(c).is_err()
+            {
+                self.conn_fail(c, self.st.io_failure(c), now, rec);
+            }
+        }
+        dirty.clear();
+        self.st.dirty = dirty;
+    }
+
+    fn scan_timeouts(&mut self, rec: &mut Recorder, now: Instant) {
+        for k in 0..self.st.slots.len() {
+            let slot = &self.st.slots[k];
+            if !slot.busy || slot.deadline > now {
+                continue;
+            }
+            let c = k / self.st.p.streams;
+            match self.st.conns[c].state {
+                ConnState::Connecting | ConnState::Handshaking => {
+                    self.conn_fail(c, Failure::ConnectTimeout, now, rec)
+                }
+                _ if self.st.p.protocol == Protocol::Http1 => {
+                    self.conn_fail(c, Failure::Timeout, now, rec)
+                }
+                _ => {
+                    // HTTP/2: cancel the stream; the connection serves the others on.
+                    let stream = slot.stream;
+                    let conn = &mut self.st.conns[c];
+                    if stream != 0 {
+                        frame::put_rst(&mut conn.out, stream, frame::CANCEL);
+                        conn.active -= 1;
+                        self.st.mark(c);
+                    }
+                    self.st.fail_slot(k, Failure::Timeout, now, rec);
+                }
+            }
+        }
+    }
+
+    /// Ends every request of connection `c` with `f` and closes it.
+    fn conn_fail(&mut self, c: usize, f: Failure, now: Instant, rec: &mut Recorder) {
+        let streams = self.st.p.streams;
+        for k in c * streams..(c + 1) * streams {
+            if self.st.slots[k].busy {
+                self.st.fail_slot(k, f, now, rec);
+            }
+        }
+        self.close(c);
+    }
+
+    fn close(&mut self, c: usize) {
+        self.io.close(c);
+        let conn = &mut self.st.conns[c];
+        conn.state = ConnState::Down;
+        conn.tls = None;
+        conn.out.clear();
+        conn.out_at = 0;
+        conn.inbuf.clear();
+        conn.hblock.clear();
+        conn.active = 0;
+    }
+}
+
+/// Whether a new request may leave now.
+fn may_send(p: &Phase, rec: &Recorder, now: Instant) -> bool {
+    !crate::signal::stop_requested()
+        && p.stop.as_ref().is_none_or(|s| !s.load(Ordering::Relaxed))
+        && p.budget.is_none_or(|b| rec.sent < b)
+        && p.until.is_none_or(|u| now < u)
+}
+
+impl State {
+    /// Queues connection `c` for this turn's flush.
+    fn mark(&mut self, c: usize) {
+        if !self.conns[c].dirty {
+            self.conns[c].dirty = true;
+            self.dirty.push(c);
+        }
+    }
+
+    /// The class of an I/O error on connection `c`: a handshake failure while handshaking.
+    fn io_failure(&self, c: usize) -> Failure {
+        if self.conns[c].state == ConnState::Handshaking {
+            Failure::TlsHandshake
+        } else {
+            Failure::Read
+        }
+    }
+
+    /// Connection `c` is ready for requests: HTTP/2's opening, then the waiting requests.
+    fn up(&mut self, c: usize) {
+        let h2 = self.p.protocol == Protocol::H2;
+        let conn = &mut self.conns[c];
+        conn.state = ConnState::Up;
+        conn.next_stream = 1;
+        conn.active = 0;
+        conn.limit = self.p.streams;
+        conn.draining = false;
+        conn.unacked = 0;
+        if h2 {
+            frame::put_opening(&mut conn.out);
+        }
+        self.mark(c);
+        self.send_waiting(c);
+    }
+
+    fn handshake_done(
+        &mut self,
+        c: usize,
+        now: Instant,
+        rec: &mut Recorder,
+    ) -> Result<(), Failure> {
+        let conn = &self.conns[c];
+        let t = conn.tls.as_ref().expect("TLS connection");
+        let alpn = t.alpn_protocol();
+        if rec.record {
+            let p = &mut rec.proto;
+            let us = (now - conn.connected).as_micros() as u64;
+            p.handshakes += 1;
+            p.handshake_total_us += us;
+            p.handshake_max_us = p.handshake_max_us.max(us);
+            if t.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+                p.resumed += 1;
+            }
+            p.versions |= match t.protocol_version().map(tls::version_name) {
+                Some("TLSv1_2") => 1,
+                Some("TLSv1_3") => 2,
+                _ => 4,
+            };
+            p.alpn |= match alpn {
+                Some(b"http/1.1") => 1,
+                Some(b"h2") => 2,
+                _ => 0,
+            };
+        }
+        // An h2 client must not speak HTTP/2 to a server that did not agree to it.
+        if self.p.protocol == Protocol::H2 && alpn != Some(b"h2") {
+            return Err(Failure::AlpnMismatch);
+        }
+        self.up(c);
+        Ok(())
+    }
+
+    /// Puts waiting requests of connection `c` on the wire while streams are free.
+    fn send_waiting(&mut self, c: usize) {
+        let streams = self.p.streams;
+        for k in c * streams..(c + 1) * streams {
+            let conn = &self.conns[c];
+            if conn.state != ConnState::Up || conn.draining || conn.active >= conn.limit {
+                return;
+            }
+            if self.slots[k].busy && self.slots[k].stream == 0 {
+                self.transmit(k);
+            }
+        }
+    }
+
+    /// Writes slot `k`'s request into its connection's output.
+    fn transmit(&mut self, k: usize) {
+        let c = k / self.p.streams;
+        let request = &self.p.requests[self.slots[k].scenario];
+        let conn = &mut self.conns[c];
+        let stream = match self.p.protocol {
+            Protocol::Http1 => {
+                conn.out.extend_from_slice(&request.h1);
+                conn.parser.reset(request.head);
+                1
+            }
+            Protocol::H2 => {
+                let id = conn.next_stream;
+                conn.next_stream += 2;
+                if conn.next_stream > (1 << 31) - 2 {
+                    conn.draining = true; // ids used up: a new connection for what follows
+                }
+                frame::put_request(&mut conn.out, id, &request.block, &request.body);
+                id
+            }
+        };
+        conn.active += 1;
+        self.slots[k].stream = stream;
+        self.mark(c);
+    }
+
+    /// Connection `c` received `data` (plaintext). Err: a failure of the whole connection.
+    fn feed(
+        &mut self,
+        c: usize,
+        data: &[u8],
+        end: Instant,
+        rec: &mut Recorder,
+    ) -> Result<(), Failure> {
+        if self.p.protocol == Protocol::Http1 {
+            if !self.slots[c].busy || self.slots[c].stream == 0 {
+                return Err(Failure::Read); // unsolicited bytes: start afresh
+            }
+            return match self.conns[c].parser.feed(data) {
+                Progress::NeedMore => Ok(()),
+                Progress::Done { status, close } => {
+                    self.complete(c, status, end, rec);
+                    if close {
+                        Err(Failure::Read) // nothing in flight any more: only closes
+                    } else {
+                        Ok(())
+                    }
+                }
+                _ => Err(Failure::Protocol),
+            };
+        }
+        let mut inbuf = std::mem::take(&mut self.conns[c].inbuf);
+        let result = if inbuf.is_empty() {
+            let used = self.frames(c, data, end, rec);
+            used.map(|n| inbuf.extend_from_slice(&data[n..]))
+        } else {
+            inbuf.extend_from_slice(data);
+            let used = self.frames(c, &inbuf, end, rec);
+            used.map(|n| {
+                inbuf.drain(..n);
+            })
+        };
+        if self.conns[c].state != ConnState::Down {
+            self.conns[c].inbuf = inbuf;
+        }
+        result
+    }
+
+    /// Acts on the complete frames at the start of `b`; returns the bytes they took.
+    fn frames(
+        &mut self,
+        c: usize,
+        b: &[u8],
+        end: Instant,
+        rec: &mut Recorder,
+    ) -> Result<usize, Failure> {
+        let mut at = 0;
+        while let Some(h) = frame::parse_header(&b[at..]) {
+            if h.len > frame::MAX_FRAME {
+                return Err(Failure::Protocol);
+            }
+            if b.len() - at < 9 + h.len {
+                break;
+            }
+            let payload = &b[at + 9..at + 9 + h.len];
+            self.on_frame(c, h, payload, end, rec)?;
+            at += 9 + h.len;
+            if self.conns[c].state == ConnState::Down {
+                break;
+            }
+        }
+        Ok(at)
+    }
+
+    fn on_frame(
+        &mut self,
+        c: usize,
+        h: frame::Header,
+        payload: &[u8],
+        end: Instant,
+        rec: &mut Recorder,
+    ) -> Result<(), Failure> {
+        match h.kind {
+            frame::DATA => {
+                let conn = &mut self.conns[c];
+                conn.unacked += h.len as u32;
+                if conn.unacked >= WINDOW_REFILL {
+                    frame::put_window_update(&mut conn.out, 0, conn.unacked);
+                    conn.unacked = 0;
+                    self.mark(c);
+                }
+                if h.flags & frame::END_STREAM != 0 {
+                    self.end_stream(c, h.stream, end, rec);
+                }
+            }
+            frame::HEADERS => {
+                let block = frame::unpadded(&h, payload).ok_or(Failure::Protocol)?;
+                let end_stream = h.flags & frame::END_STREAM != 0;
+                if h.flags & frame::END_HEADERS != 0 {
+                    self.on_block(c, h.stream, block, end_stream, end, rec)?;
+                } else {
+                    let conn = &mut self.conns[c];
+                    conn.hblock.clear();
+                    conn.hblock.extend_from_slice(block);
+                    (conn.hstream, conn.hend) = (h.stream, end_stream);
+                }
+            }
+            frame::CONTINUATION => {
+                let conn = &mut self.conns[c];
+                if h.stream != conn.hstream {
+                    return Err(Failure::Protocol);
+                }
+                conn.hblock.extend_from_slice(payload);
+                if h.flags & frame::END_HEADERS != 0 {
+                    let block = std::mem::take(&mut conn.hblock);
+                    let (stream, end_stream) = (conn.hstream, conn.hend);
+                    let r = self.on_block(c, stream, &block, end_stream, end, rec);
+                    self.conns[c].hblock = block;
+                    r?;
+                }
+            }
+            frame::RST_STREAM => {
+                if rec.record {
+                    rec.proto.rst_stream += 1;
+                }
+                if let Some(k) = self.slot_of(c, h.stream) {
+                    self.conns[c].active -= 1;
+                    self.fail_slot(k, Failure::Read, end, rec);
+                    self.send_waiting(c);
+                }
+            }
+            frame::SETTINGS if h.flags & frame::ACK == 0 => {
+                for s in payload.chunks_exact(6) {
+                    let id = u16::from_be_bytes([s[0], s[1]]);
+                    let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]) as usize;
+                    if id == frame::SETTINGS_MAX_CONCURRENT_STREAMS {
+                        let limit = v.clamp(1, self.p.streams);
+                        self.conns[c].limit = limit;
+                        if rec.record || rec.proto.max_streams == 0 {
+                            let m = rec.proto.max_streams;
+                            rec.proto.max_streams = if m == 0 {
+                                limit as u64
+                            } else {
+                                m.min(limit as u64)
+                            };
+                        }
+                    }
+                }
+                frame::put_header(&mut self.conns[c].out, 0, frame::SETTINGS, frame::ACK, 0);
+                self.mark(c);
+                self.send_waiting(c);
+            }
+            frame::PING if h.flags & frame::ACK == 0 => {
+                let out = &mut self.conns[c].out;
+                frame::put_header(out, payload.len(), frame::PING, frame::ACK, 0);
+                out.extend_from_slice(payload);
+                self.mark(c);
+            }
+            frame::GOAWAY => {
+                if rec.record {
+                    rec.proto.goaway += 1;
+                }
+                let last = payload.get(..4).map_or(0, |b| {
+                    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff
+                });
+                self.conns[c].draining = true;
+                let streams = self.p.streams;
+                for k in c * streams..(c + 1) * streams {
+                    let s = self.slots[k];
+                    if s.busy && s.stream > last {
+                        self.conns[c].active -= 1;
+                        self.fail_slot(k, Failure::Read, end, rec);
+                    }
+                }
+                if self.conns[c].active == 0 {
+                    return Err(Failure::Read); // closes; the next requests reconnect
+                }
+            }
+            frame::PUSH_PROMISE => return Err(Failure::Protocol),
+            _ => {} // WINDOW_UPDATE, PRIORITY, acks, unknown types
+        }
+        Ok(())
+    }
+
+    /// A complete header block on `stream`.
+    fn on_block(
+        &mut self,
+        c: usize,
+        stream: u32,
+        block: &[u8],
+        end_stream: bool,
+        end: Instant,
+        rec: &mut Recorder,
+    ) -> Result<(), Failure> {
+        let status = hpack::decode_status(block).map_err(|_| Failure::Protocol)?;
+        if let (Some(s), Some(k)) = (status, self.slot_of(c, stream)) {
+            if s >= 200 && self.slots[k].status == 0 {
+                self.slots[k].status = s;
+            }
+        }
+        if end_stream {
+            self.end_stream(c, stream, end, rec);
+        }
+        Ok(())
+    }
+
+    /// The slot whose request is on `stream` of connection `c`.
+    fn slot_of(&self, c: usize, stream: u32) -> Option<usize> {
+        let streams = self.p.streams;
+        (c * streams..(c + 1) * streams)
+            .find(|&k| self.slots[k].busy && self.slots[k].stream == stream)
+    }
+
+    fn end_stream(&mut self, c: usize, stream: u32, end: Instant, rec: &mut Recorder) {
+        let Some(k) = self.slot_of(c, stream) else {
+            return; // a stream given up (timed out)
+        };
+        self.conns[c].active -= 1;
+        match self.slots[k].status {
+            0 => self.fail_slot(k, Failure::Protocol, end, rec),
+            status => self.complete(k, status, end, rec),
+        }
+        self.send_waiting(c);
+    }
+
+    /// Slot `k`'s response is complete.
+    fn complete(&mut self, k: usize, status: u16, end: Instant, rec: &mut Recorder) {
+        let slot = &mut self.slots[k];
+        let end = end.max(slot.sent_at);
+        rec.response(
+            end,
+            slot.scenario,
+            status,
+            end - slot.due,
+            end - slot.sent_at,
+        );
+        if self.p.protocol == Protocol::Http1 {
+            self.conns[k].active = 0;
+        }
+        self.free(k);
+    }
+
+    /// Ends slot `k`'s request with `f` (the caller deals with its connection).
+    fn fail_slot(&mut self, k: usize, f: Failure, now: Instant, rec: &mut Recorder) {
+        let slot = &self.slots[k];
+        rec.failure(now, slot.sent_at, slot.scenario, f);
+        self.free(k);
+    }
+
+    fn free(&mut self, k: usize) {
+        self.slots[k].busy = false;
+        self.slots[k].stream = 0;
+        self.in_flight -= 1;
+        if self.s.interval.is_none() {
+            self.ready.push(k);
+        }
+    }
+}
