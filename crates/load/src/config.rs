@@ -708,7 +708,7 @@ mod tests {
     }
 
     #[test]
-    fn urls_parse_and_https_is_rejected() {
+    fn http_and_https_urls_parse_with_their_default_ports() {
         let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
         assert_eq!(
             (t.port, t.path.as_str(), t.host.as_str()),
@@ -716,10 +716,33 @@ mod tests {
         );
         let t = Target::parse("http://127.0.0.1").unwrap();
         assert_eq!((t.port, t.path.as_str()), (80, "/"));
-        assert!(Target::parse("https://127.0.0.1/").is_err());
+        assert!(!t.tls);
+        let t = Target::parse("https://127.0.0.1/").unwrap();
+        assert_eq!((t.port, t.tls, t.host.as_str()), (443, true, "127.0.0.1"));
+        let t = Target::parse("https://127.0.0.1:8443").unwrap();
+        assert_eq!((t.port, t.host.as_str()), (8443, "127.0.0.1:8443"));
         assert!(Target::parse("ftp://x/").is_err());
         assert!(Target::parse("http://127.0.0.1:99999/").is_err());
         assert!(Target::parse("http://[::1]:8080/").is_ok());
+    }
+
+    #[test]
+    fn tls_and_http2_runs_refuse_what_their_worker_does_not_do() {
+        let mut c = Config::new(Target::parse("https://127.0.0.1:1/").unwrap());
+        assert!(c.uses_proto_worker() && c.validate().is_ok());
+        c.max_concurrent_streams = 2;
+        assert!(c.validate().is_err(), "streams need h2");
+        c.protocol = crate::proto::Protocol::H2;
+        assert!(c.validate().is_ok());
+        c.max_concurrent_streams = MAX_STREAMS + 1;
+        assert!(c.validate().is_err());
+        c.max_concurrent_streams = 10;
+        c.think_time = Some(Duration::from_millis(5));
+        assert!(c.validate().is_err(), "think time is cleartext HTTP/1.1 only");
+        let mut plain = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        assert!(!plain.uses_proto_worker());
+        plain.tls.insecure_skip_verify = true;
+        assert!(plain.validate().is_err(), "TLS options need https");
     }
 
     #[test]
