@@ -10,7 +10,8 @@
 #   bench/loadgen-vs-h2load.sh                      # 3 rounds x 3 s per cell and tool
 #   ROUNDS=1 DURATION=2 bench/loadgen-vs-h2load.sh  # quick look
 #   OUT=docs/results/loadgen-vs-h2load-$(git rev-parse --short HEAD).txt bench/loadgen-vs-h2load.sh
-#   bench/loadgen-vs-h2load.sh render docs/results/loadgen-vs-h2load-<commit>.txt  # the docs table
+#   bench/loadgen-vs-h2load.sh render FILE       # the Markdown table of a result file
+#   bench/loadgen-vs-h2load.sh update-docs FILE  # ... written into docs/load-generator.md
 #
 # The demo target (2 tokio workers) is pinned to CPU $SERVER_CPU, each generator to CPU
 # $CLIENT_CPU with one thread; cells run interleaved (h2load, ours, h2load, ours, ...) so drift
@@ -130,6 +131,24 @@ render() {
   done
 }
 
+# update_docs FILE: replaces the table between the h2load-table markers of
+# docs/load-generator.md with `render FILE`.
+update_docs() {
+  local table doc="$REPO/docs/load-generator.md"
+  table=$(render "$1")
+  TABLE="$table" python3 - "$doc" <<'PY'
+import os, re, sys
+path = sys.argv[1]
+text = open(path).read()
+begin, end = "<!-- h2load-table:begin -->", "<!-- h2load-table:end -->"
+new = f"{begin}\n{os.environ['TABLE']}\n{end}"
+text, n = re.subn(re.escape(begin) + ".*?" + re.escape(end), lambda _: new, text, flags=re.S)
+if n != 1:
+    sys.exit(f"{path}: no h2load-table markers")
+open(path, "w").write(text)
+PY
+}
+
 main() {
   install_anchors
   build
@@ -152,6 +171,7 @@ main() {
 
 case "${1:-}" in
   render) render "$2" ;;
+  update-docs) update_docs "$2" ;;
   summarize) summarize "$2" ;;
   *) main "$@" ;;
 esac
