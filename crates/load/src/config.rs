@@ -738,7 +738,10 @@ mod tests {
         assert!(c.validate().is_err());
         c.max_concurrent_streams = 10;
         c.think_time = Some(Duration::from_millis(5));
-        assert!(c.validate().is_err(), "think time is cleartext HTTP/1.1 only");
+        assert!(
+            c.validate().is_err(),
+            "think time is cleartext HTTP/1.1 only"
+        );
         let mut plain = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
         assert!(!plain.uses_proto_worker());
         plain.tls.insecure_skip_verify = true;

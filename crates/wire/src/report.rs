@@ -236,24 +236,6 @@ fn stats_row(w: &mut impl Write, label: &str, s: &LatencyStats) -> io::Result<()
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::result::{merge, tests_support::sample};
-
-    #[test]
-    fn text_summary_has_the_ab_percentage_table() {
-        let r = merge(&[sample()]).unwrap();
-        let mut out = Vec::new();
-        write_text(&r, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("Percentage of the requests served within a certain time (ms)"));
-        assert!(text.contains("Complete requests:      3"));
-        assert!(text.contains("(HTTP 500: 1)"));
-        assert!(text.contains("(longest request)"));
-    }
-}
-
 /// The protocol lines: TLS handshakes and HTTP/2 wire facts.
 fn write_protocol(w: &mut impl Write, p: &crate::proto::ProtocolStats) -> std::io::Result<()> {
     let scheme = if p.tls { "over TLS" } else { "cleartext" };
@@ -279,4 +261,59 @@ fn write_protocol(w: &mut impl Write, p: &crate::proto::ProtocolStats) -> std::i
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{merge, tests_support::sample};
+
+    #[test]
+    fn text_summary_has_the_ab_percentage_table() {
+        let r = merge(&[sample()]).unwrap();
+        let mut out = Vec::new();
+        write_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Percentage of the requests served within a certain time (ms)"));
+        assert!(text.contains("Complete requests:      3"));
+        assert!(text.contains("(HTTP 500: 1)"));
+        assert!(text.contains("(longest request)"));
+    }
+
+    #[test]
+    fn tls_and_http2_runs_show_their_handshakes_wire_facts_and_failure_kinds() {
+        let mut r = merge(&[sample()]).unwrap();
+        r.errors.alpn_mismatch = 2;
+        r.protocol = Some(crate::proto::ProtocolStats {
+            protocol: "h2".into(),
+            tls: true,
+            tls_stats: Some(crate::proto::TlsStats {
+                versions: vec!["TLSv1_3".into()],
+                alpn: vec!["h2".into()],
+                handshakes: 4,
+                resumed: 3,
+                handshake_total_us: 400,
+                handshake_mean_us: 100.0,
+                handshake_max_us: 180,
+            }),
+            h2: Some(crate::proto::H2Stats {
+                max_concurrent_streams: 10,
+                rst_stream_received: 1,
+                goaway_received: 0,
+                stream_waits: 0,
+            }),
+        });
+        let mut out = Vec::new();
+        write_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("(ALPN mismatch: 2)"), "{text}");
+        assert!(text.contains("Protocol:               h2 over TLS"));
+        assert!(
+            text.contains(
+                "TLS handshakes:         4 (3 resumed; mean 100 us, max 180 us; TLSv1_3; ALPN h2)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("10 streams per connection; 1 RST_STREAM, 0 GOAWAY received"));
+    }
 }

@@ -104,7 +104,7 @@ impl ProtoTally {
                 handshake_mean_us: mean(self.handshake_total_us, self.handshakes),
                 handshake_max_us: self.handshake_max_us,
             }),
-            h2: (protocol == Protocol::H2).then(|| H2Stats {
+            h2: (protocol == Protocol::H2).then_some(H2Stats {
                 max_concurrent_streams: if self.max_streams == 0 {
                     streams as u64
                 } else {
