@@ -9,7 +9,9 @@
 //! docs/load-generator.md, "TLS and HTTP/2".
 
 pub(crate) mod frame;
+mod h2;
 pub mod hpack;
+mod state;
 pub mod tls;
 pub(crate) mod worker;
 

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::ServerName;
 use rustls::ClientConnection;
 
-use super::{frame, hpack, tls, Protocol};
+use super::state::{Conn, ConnState, Slot, State};
+use super::{frame, tls, Protocol};
 use crate::backend::Io;
 use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
@@ -30,7 +31,7 @@ use crate::worker::{Phase, WorkerSettings};
 /// How often in-flight requests are checked against their deadline.
 const SCAN_EVERY: Duration = Duration::from_millis(10);
 /// Received DATA bytes after which the connection window is opened again.
-const WINDOW_REFILL: u32 = 1 << 30;
+pub(super) const WINDOW_REFILL: u32 = 1 << 30;
 
 /// One scenario's request in both protocols, serialized once.
 pub(crate) struct ProtoRequest {
@@ -51,71 +52,6 @@ pub(crate) struct ProtoSettings {
     /// Request slots per connection (HTTP/2 streams; 1 for HTTP/1.1).
     pub streams: usize,
     pub requests: Arc<[ProtoRequest]>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ConnState {
-    Down,
-    Connecting,
-    Handshaking,
-    Up,
-}
-
-struct Conn {
-    state: ConnState,
-    tls: Option<ClientConnection>,
-    /// When the connect began, and when TCP was connected (the handshake's start).
-    opened: Instant,
-    connected: Instant,
-    /// Plaintext to send, gathered over a turn; `out_at` of it is written (cleartext).
-    out: Vec<u8>,
-    out_at: usize,
-    /// Queued for [`Worker::flush_dirty`].
-    dirty: bool,
-    /// HTTP/2: the start of a frame not complete yet.
-    inbuf: Vec<u8>,
-    /// HTTP/2: a header block awaiting CONTINUATION, its stream and END_STREAM flag.
-    hblock: Vec<u8>,
-    hstream: u32,
-    hend: bool,
-    /// HTTP/1.1: the response parser.
-    parser: ResponseParser,
-    next_stream: u32,
-    /// Requests on the wire, and how many may be (the server's limit, at most `streams`).
-    active: usize,
-    limit: usize,
-    /// No new stream may start (GOAWAY received, or stream ids used up).
-    draining: bool,
-    /// DATA bytes received since the connection window was last opened again.
-    unacked: u32,
-}
-
-#[derive(Clone, Copy)]
-struct Slot {
-    busy: bool,
-    /// HTTP/2 stream id of the request (HTTP/1.1: 1); 0 while it waits to be sent.
-    stream: u32,
-    scenario: usize,
-    due: Instant,
-    sent_at: Instant,
-    deadline: Instant,
-    next_due: Instant,
-    status: u16,
-}
-
-/// The protocol state of a worker, apart from its I/O back end.
-struct State {
-    s: WorkerSettings,
-    p: ProtoSettings,
-    conns: Vec<Conn>,
-    slots: Vec<Slot>,
-    /// Closed model: slots free to send.
-    ready: Vec<usize>,
-    dirty: Vec<usize>,
-    in_flight: usize,
-    cursor: usize,
-    /// TLS plaintext read buffer.
-    plain: Vec<u8>,
 }
 
 pub(crate) struct ProtoWorker<B> {
@@ -184,6 +120,7 @@ impl<B: Io> ProtoWorker<B> {
                 in_flight: 0,
                 cursor: 0,
                 plain: vec![0; 64 * 1024],
+                min_limit: None,
                 s,
                 p,
             },
@@ -243,6 +180,9 @@ impl<B: Io> ProtoWorker<B> {
             self.st.s.warm.publish(rec);
         }
         // Connections stay up for the next phase; their output is already flushed.
+        if rec.record {
+            rec.proto.max_streams = self.st.min_limit.unwrap_or(0) as u64;
+        }
         rec.finish();
         self.st.s.progress.store(rec.requests, Ordering::Relaxed);
         self.st.s.warm.publish(rec);
@@ -382,6 +322,8 @@ impl<B: Io> ProtoWorker<B> {
             self.conn_fail(c, f, now, rec);
         } else if self.st.conns[c].dirty && self.flush(c).is_err() {
             self.conn_fail(c, self.st.io_failure(c), now, rec);
+        } else {
+            self.retire_if_drained(c, now, rec);
         }
         self.st.plain = plain;
     }
@@ -573,20 +515,40 @@ impl<B: Io> ProtoWorker<B> {
                         self.st.mark(c);
                     }
                     self.st.fail_slot(k, Failure::Timeout, now, rec);
+                    self.retire_if_drained(c, now, rec);
                 }
             }
         }
     }
 
     /// Ends every request of connection `c` with `f` and closes it.
+    /// Requests not sent yet on a connection that was up are not its failures: they wait for
+    /// a new connection, opened at once.
     fn conn_fail(&mut self, c: usize, f: Failure, now: Instant, rec: &mut Recorder) {
+        let was_up = self.st.conns[c].state == ConnState::Up;
         let streams = self.st.p.streams;
+        let mut waiting = false;
         for k in c * streams..(c + 1) * streams {
-            if self.st.slots[k].busy {
+            let slot = &self.st.slots[k];
+            if slot.busy && was_up && slot.stream == 0 {
+                waiting = true;
+            } else if slot.busy {
                 self.st.fail_slot(k, f, now, rec);
             }
         }
         self.close(c);
+        if waiting {
+            self.open(c, now, rec);
+        }
+    }
+
+    /// A connection that may start no stream (GOAWAY, stream ids used up) is closed once its
+    /// last stream ended; requests waiting for it get a new one.
+    fn retire_if_drained(&mut self, c: usize, now: Instant, rec: &mut Recorder) {
+        let conn = &self.st.conns[c];
+        if conn.state == ConnState::Up && conn.draining && conn.active == 0 {
+            self.conn_fail(c, Failure::Read, now, rec);
+        }
     }
 
     fn close(&mut self, c: usize) {
@@ -608,369 +570,4 @@ fn may_send(p: &Phase, rec: &Recorder, now: Instant) -> bool {
         && p.stop.as_ref().is_none_or(|s| !s.load(Ordering::Relaxed))
         && p.budget.is_none_or(|b| rec.sent < b)
         && p.until.is_none_or(|u| now < u)
-}
-
-impl State {
-    /// Queues connection `c` for this turn's flush.
-    fn mark(&mut self, c: usize) {
-        if !self.conns[c].dirty {
-            self.conns[c].dirty = true;
-            self.dirty.push(c);
-        }
-    }
-
-    /// The class of an I/O error on connection `c`: a handshake failure while handshaking.
-    fn io_failure(&self, c: usize) -> Failure {
-        if self.conns[c].state == ConnState::Handshaking {
-            Failure::TlsHandshake
-        } else {
-            Failure::Read
-        }
-    }
-
-    /// Connection `c` is ready for requests: HTTP/2's opening, then the waiting requests.
-    fn up(&mut self, c: usize) {
-        let h2 = self.p.protocol == Protocol::H2;
-        let conn = &mut self.conns[c];
-        conn.state = ConnState::Up;
-        conn.next_stream = 1;
-        conn.active = 0;
-        conn.limit = self.p.streams;
-        conn.draining = false;
-        conn.unacked = 0;
-        if h2 {
-            frame::put_opening(&mut conn.out);
-        }
-        self.mark(c);
-        self.send_waiting(c);
-    }
-
-    fn handshake_done(
-        &mut self,
-        c: usize,
-        now: Instant,
-        rec: &mut Recorder,
-    ) -> Result<(), Failure> {
-        let conn = &self.conns[c];
-        let t = conn.tls.as_ref().expect("TLS connection");
-        let alpn = t.alpn_protocol();
-        if rec.record {
-            let p = &mut rec.proto;
-            let us = (now - conn.connected).as_micros() as u64;
-            p.handshakes += 1;
-            p.handshake_total_us += us;
-            p.handshake_max_us = p.handshake_max_us.max(us);
-            if t.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
-                p.resumed += 1;
-            }
-            p.versions |= match t.protocol_version().map(tls::version_name) {
-                Some("TLSv1_2") => 1,
-                Some("TLSv1_3") => 2,
-                _ => 4,
-            };
-            p.alpn |= match alpn {
-                Some(b"http/1.1") => 1,
-                Some(b"h2") => 2,
-                _ => 0,
-            };
-        }
-        // An h2 client must not speak HTTP/2 to a server that did not agree to it.
-        if self.p.protocol == Protocol::H2 && alpn != Some(b"h2") {
-            return Err(Failure::AlpnMismatch);
-        }
-        self.up(c);
-        Ok(())
-    }
-
-    /// Puts waiting requests of connection `c` on the wire while streams are free.
-    fn send_waiting(&mut self, c: usize) {
-        let streams = self.p.streams;
-        for k in c * streams..(c + 1) * streams {
-            let conn = &self.conns[c];
-            if conn.state != ConnState::Up || conn.draining || conn.active >= conn.limit {
-                return;
-            }
-            if self.slots[k].busy && self.slots[k].stream == 0 {
-                self.transmit(k);
-            }
-        }
-    }
-
-    /// Writes slot `k`'s request into its connection's output.
-    fn transmit(&mut self, k: usize) {
-        let c = k / self.p.streams;
-        let request = &self.p.requests[self.slots[k].scenario];
-        let conn = &mut self.conns[c];
-        let stream = match self.p.protocol {
-            Protocol::Http1 => {
-                conn.out.extend_from_slice(&request.h1);
-                conn.parser.reset(request.head);
-                1
-            }
-            Protocol::H2 => {
-                let id = conn.next_stream;
-                conn.next_stream += 2;
-                if conn.next_stream > (1 << 31) - 2 {
-                    conn.draining = true; // ids used up: a new connection for what follows
-                }
-                frame::put_request(&mut conn.out, id, &request.block, &request.body);
-                id
-            }
-        };
-        conn.active += 1;
-        self.slots[k].stream = stream;
-        self.mark(c);
-    }
-
-    /// Connection `c` received `data` (plaintext). Err: a failure of the whole connection.
-    fn feed(
-        &mut self,
-        c: usize,
-        data: &[u8],
-        end: Instant,
-        rec: &mut Recorder,
-    ) -> Result<(), Failure> {
-        if self.p.protocol == Protocol::Http1 {
-            if !self.slots[c].busy || self.slots[c].stream == 0 {
-                return Err(Failure::Read); // unsolicited bytes: start afresh
-            }
-            return match self.conns[c].parser.feed(data) {
-                Progress::NeedMore => Ok(()),
-                Progress::Done { status, close } => {
-                    self.complete(c, status, end, rec);
-                    if close {
-                        Err(Failure::Read) // nothing in flight any more: only closes
-                    } else {
-                        Ok(())
-                    }
-                }
-                _ => Err(Failure::Protocol),
-            };
-        }
-        let mut inbuf = std::mem::take(&mut self.conns[c].inbuf);
-        let result = if inbuf.is_empty() {
-            let used = self.frames(c, data, end, rec);
-            used.map(|n| inbuf.extend_from_slice(&data[n..]))
-        } else {
-            inbuf.extend_from_slice(data);
-            let used = self.frames(c, &inbuf, end, rec);
-            used.map(|n| {
-                inbuf.drain(..n);
-            })
-        };
-        if self.conns[c].state != ConnState::Down {
-            self.conns[c].inbuf = inbuf;
-        }
-        result
-    }
-
-    /// Acts on the complete frames at the start of `b`; returns the bytes they took.
-    fn frames(
-        &mut self,
-        c: usize,
-        b: &[u8],
-        end: Instant,
-        rec: &mut Recorder,
-    ) -> Result<usize, Failure> {
-        let mut at = 0;
-        while let Some(h) = frame::parse_header(&b[at..]) {
-            if h.len > frame::MAX_FRAME {
-                return Err(Failure::Protocol);
-            }
-            if b.len() - at < 9 + h.len {
-                break;
-            }
-            let payload = &b[at + 9..at + 9 + h.len];
-            self.on_frame(c, h, payload, end, rec)?;
-            at += 9 + h.len;
-            if self.conns[c].state == ConnState::Down {
-                break;
-            }
-        }
-        Ok(at)
-    }
-
-    fn on_frame(
-        &mut self,
-        c: usize,
-        h: frame::Header,
-        payload: &[u8],
-        end: Instant,
-        rec: &mut Recorder,
-    ) -> Result<(), Failure> {
-        match h.kind {
-            frame::DATA => {
-                let conn = &mut self.conns[c];
-                conn.unacked += h.len as u32;
-                if conn.unacked >= WINDOW_REFILL {
-                    frame::put_window_update(&mut conn.out, 0, conn.unacked);
-                    conn.unacked = 0;
-                    self.mark(c);
-                }
-                if h.flags & frame::END_STREAM != 0 {
-                    self.end_stream(c, h.stream, end, rec);
-                }
-            }
-            frame::HEADERS => {
-                let block = frame::unpadded(&h, payload).ok_or(Failure::Protocol)?;
-                let end_stream = h.flags & frame::END_STREAM != 0;
-                if h.flags & frame::END_HEADERS != 0 {
-                    self.on_block(c, h.stream, block, end_stream, end, rec)?;
-                } else {
-                    let conn = &mut self.conns[c];
-                    conn.hblock.clear();
-                    conn.hblock.extend_from_slice(block);
-                    (conn.hstream, conn.hend) = (h.stream, end_stream);
-                }
-            }
-            frame::CONTINUATION => {
-                let conn = &mut self.conns[c];
-                if h.stream != conn.hstream {
-                    return Err(Failure::Protocol);
-                }
-                conn.hblock.extend_from_slice(payload);
-                if h.flags & frame::END_HEADERS != 0 {
-                    let block = std::mem::take(&mut conn.hblock);
-                    let (stream, end_stream) = (conn.hstream, conn.hend);
-                    let r = self.on_block(c, stream, &block, end_stream, end, rec);
-                    self.conns[c].hblock = block;
-                    r?;
-                }
-            }
-            frame::RST_STREAM => {
-                if rec.record {
-                    rec.proto.rst_stream += 1;
-                }
-                if let Some(k) = self.slot_of(c, h.stream) {
-                    self.conns[c].active -= 1;
-                    self.fail_slot(k, Failure::Read, end, rec);
-                    self.send_waiting(c);
-                }
-            }
-            frame::SETTINGS if h.flags & frame::ACK == 0 => {
-                for s in payload.chunks_exact(6) {
-                    let id = u16::from_be_bytes([s[0], s[1]]);
-                    let v = u32::from_be_bytes([s[2], s[3], s[4], s[5]]) as usize;
-                    if id == frame::SETTINGS_MAX_CONCURRENT_STREAMS {
-                        let limit = v.clamp(1, self.p.streams);
-                        self.conns[c].limit = limit;
-                        if rec.record || rec.proto.max_streams == 0 {
-                            let m = rec.proto.max_streams;
-                            rec.proto.max_streams = if m == 0 {
-                                limit as u64
-                            } else {
-                                m.min(limit as u64)
-                            };
-                        }
-                    }
-                }
-                frame::put_header(&mut self.conns[c].out, 0, frame::SETTINGS, frame::ACK, 0);
-                self.mark(c);
-                self.send_waiting(c);
-            }
-            frame::PING if h.flags & frame::ACK == 0 => {
-                let out = &mut self.conns[c].out;
-                frame::put_header(out, payload.len(), frame::PING, frame::ACK, 0);
-                out.extend_from_slice(payload);
-                self.mark(c);
-            }
-            frame::GOAWAY => {
-                if rec.record {
-                    rec.proto.goaway += 1;
-                }
-                let last = payload.get(..4).map_or(0, |b| {
-                    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) & 0x7fff_ffff
-                });
-                self.conns[c].draining = true;
-                let streams = self.p.streams;
-                for k in c * streams..(c + 1) * streams {
-                    let s = self.slots[k];
-                    if s.busy && s.stream > last {
-                        self.conns[c].active -= 1;
-                        self.fail_slot(k, Failure::Read, end, rec);
-                    }
-                }
-                if self.conns[c].active == 0 {
-                    return Err(Failure::Read); // closes; the next requests reconnect
-                }
-            }
-            frame::PUSH_PROMISE => return Err(Failure::Protocol),
-            _ => {} // WINDOW_UPDATE, PRIORITY, acks, unknown types
-        }
-        Ok(())
-    }
-
-    /// A complete header block on `stream`.
-    fn on_block(
-        &mut self,
-        c: usize,
-        stream: u32,
-        block: &[u8],
-        end_stream: bool,
-        end: Instant,
-        rec: &mut Recorder,
-    ) -> Result<(), Failure> {
-        let status = hpack::decode_status(block).map_err(|_| Failure::Protocol)?;
-        if let (Some(s), Some(k)) = (status, self.slot_of(c, stream)) {
-            if s >= 200 && self.slots[k].status == 0 {
-                self.slots[k].status = s;
-            }
-        }
-        if end_stream {
-            self.end_stream(c, stream, end, rec);
-        }
-        Ok(())
-    }
-
-    /// The slot whose request is on `stream` of connection `c`.
-    fn slot_of(&self, c: usize, stream: u32) -> Option<usize> {
-        let streams = self.p.streams;
-        (c * streams..(c + 1) * streams)
-            .find(|&k| self.slots[k].busy && self.slots[k].stream == stream)
-    }
-
-    fn end_stream(&mut self, c: usize, stream: u32, end: Instant, rec: &mut Recorder) {
-        let Some(k) = self.slot_of(c, stream) else {
-            return; // a stream given up (timed out)
-        };
-        self.conns[c].active -= 1;
-        match self.slots[k].status {
-            0 => self.fail_slot(k, Failure::Protocol, end, rec),
-            status => self.complete(k, status, end, rec),
-        }
-        self.send_waiting(c);
-    }
-
-    /// Slot `k`'s response is complete.
-    fn complete(&mut self, k: usize, status: u16, end: Instant, rec: &mut Recorder) {
-        let slot = &mut self.slots[k];
-        let end = end.max(slot.sent_at);
-        rec.response(
-            end,
-            slot.scenario,
-            status,
-            end - slot.due,
-            end - slot.sent_at,
-        );
-        if self.p.protocol == Protocol::Http1 {
-            self.conns[k].active = 0;
-        }
-        self.free(k);
-    }
-
-    /// Ends slot `k`'s request with `f` (the caller deals with its connection).
-    fn fail_slot(&mut self, k: usize, f: Failure, now: Instant, rec: &mut Recorder) {
-        let slot = &self.slots[k];
-        rec.failure(now, slot.sent_at, slot.scenario, f);
-        self.free(k);
-    }
-
-    fn free(&mut self, k: usize) {
-        self.slots[k].busy = false;
-        self.slots[k].stream = 0;
-        self.in_flight -= 1;
-        if self.s.interval.is_none() {
-            self.ready.push(k);
-        }
-    }
 }
