@@ -92,6 +92,21 @@ impl Demo {
     }
 }
 
+impl Demo {
+    /// Stores a document of `len` bytes under `id` (over HTTP/1.1).
+    fn put_doc(&self, id: &str, len: usize) {
+        let mut s = TcpStream::connect(self.http1).unwrap();
+        let head = format!(
+            "PUT /docs/{id} HTTP/1.1\r\nHost: demo\r\nConnection: close\r\nContent-Length: {len}\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&vec![b'a'; len]).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        assert!(text.starts_with("HTTP/1.1 201"), "{text}");
+    }
+}
+
 impl Drop for Demo {
     fn drop(&mut self) {
         let _ = self.stop.take().map(|s| s.send(()));
@@ -238,4 +253,30 @@ fn tls_spoken_to_a_cleartext_port_is_a_handshake_failure() {
     c.tls.insecure_skip_verify = true;
     let r = benchrun_load::run(&c).unwrap();
     assert_eq!(r.errors.tls_handshake, 10, "{:?}", r.errors);
+}
+
+#[test]
+fn responses_larger_than_a_tls_record_and_an_h2_frame_arrive_whole() {
+    let demo = Demo::start(&["h2", "http/1.1"]);
+    demo.put_doc("big", 60_000);
+    let tls = format!("https://localhost:{}/docs/big", demo.tls.port());
+    let h2c = format!("http://{}/docs/big", demo.h2c);
+    for (url, protocol) in [
+        (&tls, Protocol::Http1),
+        (&tls, Protocol::H2),
+        (&h2c, Protocol::H2),
+    ] {
+        let mut c = config(url, protocol, 200);
+        c.tls.ca_file = url.starts_with("https").then(|| demo.ca.clone());
+        if protocol == Protocol::H2 {
+            c.max_concurrent_streams = 8;
+        }
+        let r = benchrun_load::run(&c).unwrap();
+        assert_eq!(r.successes, 200, "{url} {protocol:?}: {:?}", r.errors);
+        assert!(
+            r.bytes >= 200 * 60_000,
+            "{url} {protocol:?}: {} bytes",
+            r.bytes
+        );
+    }
 }

@@ -73,8 +73,8 @@ pub(super) struct State {
     pub(super) dirty: Vec<usize>,
     pub(super) in_flight: usize,
     pub(super) cursor: usize,
-    /// TLS plaintext read buffer.
-    pub(super) plain: Vec<u8>,
+    /// Read buffers: what the back end read, and TLS plaintext.
+    pub(super) bufs: (Vec<u8>, Vec<u8>),
     /// The smallest SETTINGS_MAX_CONCURRENT_STREAMS (capped at `streams`) a server sent.
     pub(super) min_limit: Option<usize>,
 }

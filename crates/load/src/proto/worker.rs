@@ -119,7 +119,7 @@ impl<B: Io> ProtoWorker<B> {
                 dirty: Vec::new(),
                 in_flight: 0,
                 cursor: 0,
-                plain: vec![0; 64 * 1024],
+                bufs: (vec![0; 64 * 1024], vec![0; 64 * 1024]),
                 min_limit: None,
                 s,
                 p,
@@ -317,65 +317,65 @@ impl<B: Io> ProtoWorker<B> {
 
     /// Reads what arrived on connection `c` and acts on it.
     fn read(&mut self, c: usize, rec: &mut Recorder, now: Instant) {
-        let mut plain = std::mem::take(&mut self.st.plain);
-        if let Err(f) = self.read_into(c, rec, now, &mut plain) {
+        let mut bufs = std::mem::take(&mut self.st.bufs);
+        if let Err(f) = self.read_into(c, rec, now, &mut bufs) {
             self.conn_fail(c, f, now, rec);
         } else if self.st.conns[c].dirty && self.flush(c).is_err() {
             self.conn_fail(c, self.st.io_failure(c), now, rec);
         } else {
             self.retire_if_drained(c, now, rec);
         }
-        self.st.plain = plain;
+        self.st.bufs = bufs;
     }
 
-    /// [`Self::read`]'s loop; Err: a failure of the whole connection.
+    /// [`Self::read`]'s loop; Err: a failure of the whole connection. What the back end read
+    /// is copied out first, so that the back end can be asked for its arrival time and the
+    /// state fed while the bytes are in hand.
     fn read_into(
         &mut self,
         c: usize,
         rec: &mut Recorder,
         now: Instant,
-        plain: &mut [u8],
+        bufs: &mut (Vec<u8>, Vec<u8>),
     ) -> Result<(), Failure> {
+        let (raw, plain) = bufs;
         loop {
             if self.st.conns[c].state == ConnState::Down {
                 return Ok(());
             }
-            let tls_outcome;
-            let mut n = 0;
-            match self.io.read(c) {
+            let n = match self.io.read(c) {
                 Ok([]) => {
                     self.eof(c, rec, now);
                     return Ok(());
                 }
                 Ok(data) => {
                     rec.received(data.len());
-                    if let Some(t) = self.st.conns[c].tls.as_mut() {
-                        let mut rest = data;
-                        let mut outcome = Ok(());
-                        while !rest.is_empty() && outcome.is_ok() {
-                            outcome = match t.read_tls(&mut rest) {
-                                Ok(_) => t.process_new_packets().map(|_| ()),
-                                Err(_) => Err(rustls::Error::General("TLS buffer full".into())),
-                            };
-                        }
-                        tls_outcome = Some(outcome);
-                    } else {
-                        // Copied out so the back end (which holds `data`) can be asked for
-                        // the arrival time.
-                        n = data.len().min(plain.len());
-                        plain[..n].copy_from_slice(&data[..n]);
-                        tls_outcome = None;
-                    }
+                    let n = data.len().min(raw.len());
+                    raw[..n].copy_from_slice(&data[..n]);
+                    n
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Err(self.st.io_failure(c)),
-            }
+            };
             let end = self.io.arrival().map_or(now, |at| at.min(now));
-            match tls_outcome {
-                None => self.st.feed(c, &plain[..n], end, rec)?,
-                Some(Err(e)) => {
-                    let handshaking = self.st.conns[c].state == ConnState::Handshaking;
+            if self.st.conns[c].tls.is_none() {
+                self.st.feed(c, &raw[..n], end, rec)?;
+                continue;
+            }
+            // Record by record as rustls takes them, the plaintext read out in between: its
+            // buffer of received plaintext is bounded (16 KiB), a read may hold 64 KiB.
+            let mut rest = &raw[..n];
+            while !rest.is_empty() {
+                let handshaking = self.st.conns[c].state == ConnState::Handshaking;
+                let Some(t) = self.st.conns[c].tls.as_mut() else {
+                    return Ok(());
+                };
+                let outcome = match t.read_tls(&mut rest) {
+                    Ok(_) => t.process_new_packets().map(|_| ()),
+                    Err(e) => Err(rustls::Error::General(e.to_string())),
+                };
+                if let Err(e) = outcome {
                     let _ = self.flush(c); // the alert
                     return Err(if handshaking {
                         tls::classify(&e)
@@ -383,14 +383,10 @@ impl<B: Io> ProtoWorker<B> {
                         Failure::Protocol
                     });
                 }
-                Some(Ok(())) => {
-                    let handshaking = self.st.conns[c].state == ConnState::Handshaking;
-                    let t = self.st.conns[c].tls.as_ref().expect("TLS connection");
-                    if handshaking && !t.is_handshaking() {
-                        self.st.handshake_done(c, now, rec)?;
-                    }
-                    self.read_plain(c, end, rec, plain)?;
+                if handshaking && !t.is_handshaking() {
+                    self.st.handshake_done(c, now, rec)?;
                 }
+                self.read_plain(c, end, rec, plain)?;
             }
         }
     }
