@@ -1,10 +1,10 @@
 //! TLS and HTTP/2 in the load generator: HTTP/1.1 over TLS, HTTP/2 over TLS (ALPN `h2`) and
-//! cleartext HTTP/2 with prior knowledge (h2c), on a worker of their own ([`worker`]) over
-//! the epoll back end, so the cleartext HTTP/1.1 loop ([`crate::worker`]) is untouched.
+//! cleartext HTTP/2 with prior knowledge (h2c), on a worker of their own (`worker`) over
+//! the epoll back end, so the cleartext HTTP/1.1 loop (`crate::worker`) is untouched.
 //!
 //! Why not the `h2` crate: it needs tokio (a second runtime and task wake-ups per stream)
 //! where the generator already has its own loop; a client that only sends requests and
-//! reads `:status` needs a small part of HTTP/2: the frames of [`frame`], and HPACK without
+//! reads `:status` needs a small part of HTTP/2: the frames of `frame`, and HPACK without
 //! a dynamic table ([`hpack`], announced by SETTINGS_HEADER_TABLE_SIZE 0). See
 //! docs/load-generator.md, "TLS and HTTP/2".
 
