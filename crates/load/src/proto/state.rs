@@ -12,6 +12,7 @@ use crate::http::{Progress, ResponseParser};
 use crate::recorder::{Failure, Recorder};
 use crate::worker::WorkerSettings;
 
+/// Where a connection is: no socket, TCP connecting, TLS handshaking, ready for requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ConnState {
     Down,
@@ -20,6 +21,7 @@ pub(super) enum ConnState {
     Up,
 }
 
+/// One connection: its socket's progress, TLS session, output and HTTP/2 state.
 pub(super) struct Conn {
     pub(super) state: ConnState,
     pub(super) tls: Option<ClientConnection>,
@@ -29,7 +31,7 @@ pub(super) struct Conn {
     /// Plaintext to send, gathered over a turn; `out_at` of it is written (cleartext).
     pub(super) out: Vec<u8>,
     pub(super) out_at: usize,
-    /// Queued for [`Worker::flush_dirty`].
+    /// Queued for the worker's flush at the end of the turn.
     pub(super) dirty: bool,
     /// HTTP/2: the start of a frame not complete yet.
     pub(super) inbuf: Vec<u8>,
@@ -49,6 +51,7 @@ pub(super) struct Conn {
     pub(super) unacked: u32,
 }
 
+/// One request slot (an HTTP/2 stream, or the one request of an HTTP/1.1 connection).
 #[derive(Clone, Copy)]
 pub(super) struct Slot {
     pub(super) busy: bool,
