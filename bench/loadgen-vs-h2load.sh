@@ -17,7 +17,8 @@
 # $CLIENT_CPU with one thread; cells run interleaved (h2load, ours, h2load, ours, ...) so drift
 # on a shared machine hits both alike. CPU = user + sys of the generator process
 # (/usr/bin/time), start-up and handshakes included; h2load does not verify certificates, so
-# ours runs with --insecure-skip-verify too. Not a test: it prints numbers, asserts nothing.
+# ours runs with --insecure-skip-verify too. `ours` runs with its defaults, `ours-batch` with
+# --batch-wait $BATCH_WAIT (several responses per wake-up). Not a test: it prints numbers, asserts nothing.
 # Loopback only; every run is bounded by DURATION. Needs root for apt-get when h2load is
 # missing. Linux only.
 set -euo pipefail
@@ -28,6 +29,7 @@ CONNS=${CONNS:-16}
 STREAMS=${STREAMS:-10}
 CELLS=${CELLS:-"h1-tls h2-tls h2c"}
 PORT=${PORT:-18190}   # HTTP/1.1 (stats); +1: h2c; +2: TLS
+BATCH_WAIT=${BATCH_WAIT:-200us}   # ours-batch: ours with --batch-wait
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,9 +71,10 @@ stop_demo() {
 }
 trap stop_demo EXIT
 
-# run_one TOOL CELL: appends "cell tool requests cpu_s secs" to $RESULTS.
-run_one() {
-  local tool=$1 cell=$2 out="$WORK/out.txt" tm="$WORK/time.txt" cmd n
+# run_cmd_of TOOL CELL: sets cmd to the command of a cell (ours-batch: ours's plus a batch
+# wait).
+run_cmd_of() {
+  local tool=$1 cell=$2
   local tls="https://127.0.0.1:$((PORT + 2))/hello" h2c="http://127.0.0.1:$((PORT + 1))/hello"
   case "$tool/$cell" in
     h2load/h1-tls) cmd=(h2load --h1 -t1 -c "$CONNS" -D "$DURATION" "$tls") ;;
@@ -80,12 +83,19 @@ run_one() {
     ours/h1-tls) cmd=("$OURS" --threads 1 -c "$CONNS" -d "${DURATION}s" --insecure-skip-verify --output json "$tls") ;;
     ours/h2-tls) cmd=("$OURS" --threads 1 -c "$CONNS" --protocol h2 --max-concurrent-streams "$STREAMS" -d "${DURATION}s" --insecure-skip-verify --output json "$tls") ;;
     ours/h2c) cmd=("$OURS" --threads 1 -c "$CONNS" --protocol h2 --max-concurrent-streams "$STREAMS" -d "${DURATION}s" --output json "$h2c") ;;
+    ours-batch/*) run_cmd_of ours "$cell"; cmd+=(--batch-wait "$BATCH_WAIT") ;;
   esac
+}
+
+# run_one TOOL CELL: appends "cell tool requests cpu_s secs" to $RESULTS.
+run_one() {
+  local tool=$1 cell=$2 out="$WORK/out.txt" tm="$WORK/time.txt" cmd n
+  run_cmd_of "$tool" "$cell"
   /usr/bin/time -f '%U %S' -o "$tm" taskset -c "$CLIENT_CPU" "${cmd[@]}" >"$out" 2>&1 || true
   case $tool in
     # Requests that got a 2xx: a failing run does not count as fast.
     h2load) n=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$out") ;;
-    ours) n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["successes"])' "$out" 2>/dev/null || echo 0) ;;
+    ours*) n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["successes"])' "$out" 2>/dev/null || echo 0) ;;
   esac
   read -r u s <"$tm"
   echo "$cell $tool ${n:-0} $(python3 -c "print(round($u+$s, 3))") $DURATION" >>"$RESULTS"
@@ -105,7 +115,7 @@ for line in open(sys.argv[1]):
 print(f"{'cell':7} {'tool':7} {'req/s':>9} {'req/CPU-s':>10} {'vs h2load':>9}  runs")
 for cell in ("h1-tls", "h2-tls", "h2c"):
     med = {}
-    for tool in ("h2load", "ours"):
+    for tool in ("h2load", "ours", "ours-batch"):
         v = rows.get((cell, tool))
         if v:
             med[tool] = (statistics.median(n / s for n, _, s in v),
@@ -155,14 +165,14 @@ main() {
   start_demo
   RESULTS=${OUT:-$WORK/results.txt}
   {
-    echo "# $(cd "$REPO" && git rev-parse --short HEAD) on $(date -u +%Y-%m-%d), $ROUNDS round(s) x ${DURATION}s, $CONNS connections, $STREAMS streams (h2), $(h2load --version | head -1)"
+    echo "# $(cd "$REPO" && git rev-parse --short HEAD) on $(date -u +%Y-%m-%d), $ROUNDS round(s) x ${DURATION}s, $CONNS connections, $STREAMS streams (h2), ours-batch --batch-wait $BATCH_WAIT, $(h2load --version | head -1)"
     echo "# cell tool successes cpu_seconds seconds"
   } >"$RESULTS"
   log "demo target pid $DEMO_PID on CPU $SERVER_CPU, generators on CPU $CLIENT_CPU"
   for round in $(seq "$ROUNDS"); do
     log "round $round"
     for cell in $CELLS; do
-      for tool in h2load ours; do run_one "$tool" "$cell"; done
+      for tool in h2load ours ours-batch; do run_one "$tool" "$cell"; done
     done
   done
   summarize "$RESULTS"

@@ -166,7 +166,16 @@ impl<B: Io> ProtoWorker<B> {
                 wake = wake.min(u);
             }
             self.flush_dirty(rec, now);
-            if self.st.ready.is_empty() {
+            let batch = self
+                .st
+                .s
+                .batch_wait
+                .filter(|d| !d.is_zero() && interval.is_none() && self.io.timestamps());
+            if let (true, Some(d)) = (self.st.ready.is_empty() && self.st.in_flight >= 2, batch) {
+                // --batch-wait: sleep through several responses (their latencies end at their
+                // receive timestamps), one wake-up per batch instead of per response.
+                self.io.wait(Some(wake.min(now + d)), true, 2, &mut events);
+            } else if self.st.ready.is_empty() {
                 self.io.wait(Some(wake), interval.is_some(), 1, &mut events);
             } else {
                 self.io.wait(None, false, 1, &mut events);

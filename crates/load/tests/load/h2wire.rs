@@ -212,3 +212,15 @@ fn an_unanswered_stream_times_out_and_the_connection_serves_the_others() {
         "one connection served all"
     );
 }
+
+#[test]
+fn a_batch_wait_takes_several_responses_per_wake_up_and_loses_none() {
+    let (addr, seen) = serve(100, None, |_| Answer::Ok);
+    let mut c = config(addr, 8, 400);
+    c.connections = 2;
+    c.batch_wait = Some(Duration::from_micros(200));
+    let r = benchrun_load::run(&c).unwrap();
+    assert_eq!(r.successes, 400, "{:?}", r.errors);
+    assert_eq!(seen.load(Ordering::Relaxed), 400);
+    assert_eq!(r.latency.count, 400);
+}
