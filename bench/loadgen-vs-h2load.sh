@@ -112,7 +112,7 @@ for line in open(sys.argv[1]):
         continue
     cell, tool, n, cpu, secs = line.split()
     rows[(cell, tool)].append((int(n), float(cpu), float(secs)))
-print(f"{'cell':7} {'tool':7} {'req/s':>9} {'req/CPU-s':>10} {'vs h2load':>9}  runs")
+print(f"{'cell':7} {'tool':10} {'req/s':>9} {'req/CPU-s':>10} {'vs h2load':>9}  runs")
 for cell in ("h1-tls", "h2-tls", "h2c"):
     med = {}
     for tool in ("h2load", "ours", "ours-batch"):
@@ -123,7 +123,7 @@ for cell in ("h1-tls", "h2-tls", "h2c"):
     ref = med.get("h2load")
     for tool, (rps, per_cpu, runs) in med.items():
         ratio = f"{per_cpu / ref[1]:.2f}x" if ref and ref[1] else "-"
-        print(f"{cell:7} {tool:7} {rps:>9.0f} {per_cpu:>10.0f} {ratio:>9}  {runs}")
+        print(f"{cell:7} {tool:10} {rps:>9.0f} {per_cpu:>10.0f} {ratio:>9}  {runs}")
 PY
 }
 
