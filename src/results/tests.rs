@@ -118,6 +118,7 @@ pub(crate) fn load() -> LoadResult {
         backend: None,
         rx_timestamps: None,
         tcp: None,
+        protocol: None,
     }
 }
 
@@ -303,6 +304,9 @@ fn error_classes_fold_into_the_status_classes_and_add_up_to_the_total() {
         read: 5,
         body_mismatch: 6,
         protocol: 7,
+        tls_handshake: 0,
+        tls_certificate: 0,
+        alpn_mismatch: 0,
         status_4xx: 8,
         status_5xx: 164,
         status_codes: [(500, 164), (404, 8)].into(),

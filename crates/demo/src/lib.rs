@@ -1,4 +1,5 @@
-//! benchrun-demo: a small HTTP/1.1 server that stands in for the systems under test of
+//! benchrun-demo: a small HTTP server (HTTP/1.1; h2c and TLS with HTTP/1.1 and h2 on extra
+//! ports) that stands in for the systems under test of
 //! benchrun's examples (the Node/Java images of the published comparisons).
 //!
 //! Endpoints: `/hello` (small JSON), `/compute?n=` (primes below `n` by trial division),
@@ -13,6 +14,7 @@ pub mod query;
 pub mod server;
 pub mod stats;
 pub mod store;
+pub mod tls;
 pub mod upstream;
 
-pub use server::{serve, ServeOptions};
+pub use server::{serve, serve_all, Mode, ServeOptions};

@@ -1,4 +1,5 @@
-//! The HTTP/1.1 server: routing, handlers and the accept loop with graceful shutdown.
+//! The server: routing, handlers and the accept loops (HTTP/1.1; h2c and TLS on extra
+//! listeners) with graceful shutdown.
 //!
 //! Besides the fixed-path endpoints it serves a document store (`/docs/{id}`) and, as a
 //! client of another demo target, `/upstream/docs/{id}`.
@@ -16,9 +17,10 @@ use hyper::http::request::Parts;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::compute::count_primes_below;
 use crate::query::bounded_u64;
@@ -149,10 +151,31 @@ impl<'a> Route<'a> {
     }
 }
 
-/// Serves the demo endpoints on `listener` until `shutdown` completes, then stops accepting
-/// and lets open requests finish for up to [`SHUTDOWN_GRACE`].
+/// How a listener's connections are served.
+#[derive(Clone)]
+pub enum Mode {
+    /// HTTP/1.1 only (the main port).
+    Http1,
+    /// HTTP/1.1 and HTTP/2 with prior knowledge (h2c), told apart by the connection preface.
+    Cleartext,
+    /// TLS, then HTTP/1.1 or HTTP/2 as ALPN chose (see [`crate::tls`]).
+    Tls(tokio_rustls::TlsAcceptor),
+}
+
+/// Serves the demo endpoints on `listener` (HTTP/1.1) until `shutdown` completes, then stops
+/// accepting and lets open requests finish for up to [`SHUTDOWN_GRACE`].
 pub async fn serve(
     listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> std::io::Result<()> {
+    serve_all(vec![(listener, Mode::Http1)], shutdown, options).await
+}
+
+/// [`serve`] on several listeners, each in its [`Mode`], with one set of endpoints (one
+/// `/stats`, one store).
+pub async fn serve_all(
+    listeners: Vec<(TcpListener, Mode)>,
     shutdown: impl Future<Output = ()>,
     options: ServeOptions,
 ) -> std::io::Result<()> {
@@ -165,16 +188,18 @@ pub async fn serve(
     });
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    // Each listener accepts on its own task; this loop serves what they accepted, in order.
+    let (tx, mut accepted) = tokio::sync::mpsc::channel(64);
+    let acceptors: Vec<_> = listeners
+        .into_iter()
+        .map(|(listener, mode)| tokio::spawn(accept(listener, mode, tx.clone())))
+        .collect();
+    drop(tx);
     loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(err) => {
-                    // EMFILE and friends: back off instead of spinning on the error.
-                    eprintln!("benchrun-demo: accept failed: {err}");
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
+        let (stream, mode): (TcpStream, Mode) = tokio::select! {
+            next = accepted.recv() => match next {
+                Some(next) => next,
+                None => break,
             },
             () = &mut shutdown => break,
         };
@@ -182,11 +207,30 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let app = Arc::clone(&app);
         let service = service_fn(move |req| handle(Arc::clone(&app), req));
-        let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            // Clients resetting connections is normal under load; nothing to report.
-            let _ = conn.await;
+            // Clients resetting connections and failed handshakes are normal under load;
+            // nothing to report.
+            match mode {
+                Mode::Http1 => {
+                    let conn =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                    let _ = watcher.watch(conn).await;
+                }
+                Mode::Cleartext => {
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    let _ = watcher.watch(conn).await;
+                }
+                Mode::Tls(acceptor) => {
+                    let Ok(tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
+                    let builder = auto::Builder::new(TokioExecutor::new());
+                    let conn = builder.serve_connection(TokioIo::new(tls), service);
+                    let _ = watcher.watch(conn).await;
+                }
+            }
         });
         if !options.accept_delay.is_zero() {
             tokio::select! {
@@ -195,7 +239,9 @@ pub async fn serve(
             }
         }
     }
-    drop(listener);
+    for a in acceptors {
+        a.abort(); // closes the listeners
+    }
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(SHUTDOWN_GRACE) => {
@@ -203,6 +249,28 @@ pub async fn serve(
         }
     }
     Ok(())
+}
+
+/// Accepts connections on `listener` and hands them to the serving loop until it is gone.
+async fn accept(
+    listener: TcpListener,
+    mode: Mode,
+    tx: tokio::sync::mpsc::Sender<(TcpStream, Mode)>,
+) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                if tx.send((stream, mode.clone())).await.is_err() {
+                    return;
+                }
+            }
+            Err(err) => {
+                // EMFILE and friends: back off instead of spinning on the error.
+                eprintln!("benchrun-demo: accept failed: {err}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
 }
 
 async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {

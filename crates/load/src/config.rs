@@ -45,7 +45,7 @@ pub enum Warmup {
 /// The longest warm-up until steady may last.
 pub const MAX_STEADY_WARMUP: Duration = Duration::from_secs(30 * 60);
 
-/// A parsed `http://host[:port][/path]` target.
+/// A parsed `http[s]://host[:port][/path]` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// The URL as given.
@@ -58,22 +58,25 @@ pub struct Target {
     pub path: String,
     /// Resolved address to connect to.
     pub addr: SocketAddr,
+    /// `https://`: the connections are TLS.
+    pub tls: bool,
 }
 
 impl Target {
-    /// Parses and resolves a URL. Only plain `http://` is supported.
+    /// Parses and resolves an `http://` or `https://` URL.
     pub fn parse(url: &str) -> Result<Self> {
         let bad = |reason: &str| Error::InvalidUrl {
             url: url.to_string(),
             reason: reason.into(),
         };
-        let rest = if let Some(rest) = url.strip_prefix("http://") {
-            rest
-        } else if url.starts_with("https://") {
-            return Err(bad("https is not supported (plain http only)"));
+        let (rest, tls) = if let Some(rest) = url.strip_prefix("http://") {
+            (rest, false)
+        } else if let Some(rest) = url.strip_prefix("https://") {
+            (rest, true)
         } else {
-            return Err(bad("expected http://host[:port][/path]"));
+            return Err(bad("expected http[s]://host[:port][/path]"));
         };
+        let default_port = if tls { 443 } else { 80 };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -95,7 +98,8 @@ impl Target {
                  control characters (percent-encode them, e.g. %20), e.g. /hello?x=1"
             )));
         }
-        let (host, port) = split_host_port(authority).ok_or_else(|| bad("invalid host or port"))?;
+        let (host, port) =
+            split_host_port(authority, default_port).ok_or_else(|| bad("invalid host or port"))?;
         if host.is_empty() {
             return Err(bad("missing host"));
         }
@@ -111,7 +115,7 @@ impl Target {
                 host: host.to_string(),
                 reason: "no address".into(),
             })?;
-        let host_header = if port == 80 {
+        let host_header = if port == default_port {
             host.to_string()
         } else {
             format!("{host}:{port}")
@@ -122,23 +126,24 @@ impl Target {
             port,
             path,
             addr,
+            tls,
         })
     }
 }
 
 /// Splits `host[:port]` or `[v6][:port]`; the host keeps its brackets.
-fn split_host_port(authority: &str) -> Option<(&str, u16)> {
+fn split_host_port(authority: &str, default_port: u16) -> Option<(&str, u16)> {
     if authority.starts_with('[') {
         let end = authority.find(']')?;
         let host = &authority[..=end];
         return match &authority[end + 1..] {
-            "" => Some((host, 80)),
+            "" => Some((host, default_port)),
             p => Some((host, p.strip_prefix(':')?.parse().ok()?)),
         };
     }
     match authority.rsplit_once(':') {
         Some((h, p)) => Some((h, p.parse().ok()?)),
-        None => Some((authority, 80)),
+        None => Some((authority, default_port)),
     }
 }
 
@@ -241,7 +246,19 @@ pub struct Config {
     /// Closed model: each connection waits this long after a response (or error) before its
     /// next request, like a user reading a page.
     pub think_time: Option<Duration>,
+    /// The application protocol: HTTP/1.1 (the default) or HTTP/2 (by ALPN `h2` over TLS,
+    /// with prior knowledge over cleartext: h2c).
+    pub protocol: crate::proto::Protocol,
+    /// How `https://` targets are checked (server name, CA file, insecure skip).
+    pub tls: crate::proto::tls::TlsOptions,
+    /// HTTP/2: requests each connection keeps in flight at most (streams), lowered to the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS; `connections` × this is the concurrency.
+    /// 1 for HTTP/1.1.
+    pub max_concurrent_streams: usize,
 }
+
+/// The most HTTP/2 streams per connection [`Config::max_concurrent_streams`] may ask for.
+pub const MAX_STREAMS: usize = 1000;
 
 /// The longest ramp-up or think time.
 pub const MAX_PAUSE: Duration = Duration::from_secs(3600);
@@ -279,12 +296,57 @@ impl Config {
             instances: 1,
             ramp_up: None,
             think_time: None,
+            protocol: crate::proto::Protocol::Http1,
+            tls: crate::proto::tls::TlsOptions::default(),
+            max_concurrent_streams: 1,
         }
+    }
+
+    /// Whether the run needs the TLS/HTTP/2 worker ([`crate::proto`]) rather than the
+    /// cleartext HTTP/1.1 one.
+    pub fn uses_proto_worker(&self) -> bool {
+        self.target.tls || self.protocol == crate::proto::Protocol::H2
+    }
+
+    /// The checks of TLS and HTTP/2 runs: what their worker does not do (yet).
+    fn validate_proto(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::InvalidConfig(m.into()));
+        let h2 = self.protocol == crate::proto::Protocol::H2;
+        if self.max_concurrent_streams == 0 || self.max_concurrent_streams > MAX_STREAMS {
+            return bad("max concurrent streams must be between 1 and 1000");
+        }
+        if !h2 && self.max_concurrent_streams > 1 {
+            return bad("max concurrent streams above 1 need --protocol h2 (HTTP/1.1 has one request per connection at a time)");
+        }
+        if !self.uses_proto_worker() {
+            if self.tls != crate::proto::tls::TlsOptions::default() {
+                return bad("TLS options need an https:// URL");
+            }
+            return Ok(());
+        }
+        let templated =
+            !self.values.is_empty() || self.scenarios.iter().any(|s| !s.values.is_empty());
+        if templated || self.ramp_up.is_some() || self.think_time.is_some() || !self.keepalive {
+            return bad(
+                "request templates, ramp-up, think time and no keep-alive are for cleartext \
+                 HTTP/1.1 only (not yet over TLS or HTTP/2)",
+            );
+        }
+        if h2
+            && self
+                .effective_scenarios()
+                .iter()
+                .any(|s| s.body.as_ref().is_some_and(|b| b.len() > 65_535))
+        {
+            return bad("HTTP/2 request bodies must fit the initial stream window (64 KiB)");
+        }
+        Ok(())
     }
 
     /// Checks the combination of settings; [`crate::run`] calls it first.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::InvalidConfig(m.into()));
+        self.validate_proto()?;
         if self.connections == 0 {
             return bad("connections must be at least 1");
         }
@@ -414,6 +476,36 @@ impl Config {
         bytes.extend_from_slice(b"\r\n");
         bytes.extend_from_slice(s.body.as_deref().unwrap_or_default());
         bytes
+    }
+
+    /// The HTTP/2 header block of one scenario (HPACK, see [`crate::proto::hpack`]): the
+    /// pseudo-headers, default `user-agent` and `accept` unless given, the common headers and
+    /// the scenario's, `content-length` for a body.
+    pub(crate) fn h2_block_for(&self, s: &Scenario) -> Vec<u8> {
+        let mut headers: Vec<(String, String)> =
+            self.headers.iter().chain(&s.headers).cloned().collect();
+        let has = |h: &[(String, String)], name: &str| {
+            h.iter().any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        if !has(&headers, "user-agent") {
+            let ua = concat!("benchrun-load/", env!("CARGO_PKG_VERSION"));
+            headers.push(("user-agent".into(), ua.into()));
+        }
+        if !has(&headers, "accept") {
+            headers.push(("accept".into(), "*/*".into()));
+        }
+        if let Some(body) = &s.body {
+            if !has(&headers, "content-length") {
+                headers.push(("content-length".into(), body.len().to_string()));
+            }
+        }
+        crate::proto::hpack::encode_request(
+            &s.method,
+            self.target.tls,
+            &self.target.host,
+            &s.path,
+            &headers,
+        )
     }
 
     /// The template of a scenario that declares values (`None` for one that does not),
@@ -616,7 +708,7 @@ mod tests {
     }
 
     #[test]
-    fn urls_parse_and_https_is_rejected() {
+    fn http_and_https_urls_parse_with_their_default_ports() {
         let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
         assert_eq!(
             (t.port, t.path.as_str(), t.host.as_str()),
@@ -624,10 +716,36 @@ mod tests {
         );
         let t = Target::parse("http://127.0.0.1").unwrap();
         assert_eq!((t.port, t.path.as_str()), (80, "/"));
-        assert!(Target::parse("https://127.0.0.1/").is_err());
+        assert!(!t.tls);
+        let t = Target::parse("https://127.0.0.1/").unwrap();
+        assert_eq!((t.port, t.tls, t.host.as_str()), (443, true, "127.0.0.1"));
+        let t = Target::parse("https://127.0.0.1:8443").unwrap();
+        assert_eq!((t.port, t.host.as_str()), (8443, "127.0.0.1:8443"));
         assert!(Target::parse("ftp://x/").is_err());
         assert!(Target::parse("http://127.0.0.1:99999/").is_err());
         assert!(Target::parse("http://[::1]:8080/").is_ok());
+    }
+
+    #[test]
+    fn tls_and_http2_runs_refuse_what_their_worker_does_not_do() {
+        let mut c = Config::new(Target::parse("https://127.0.0.1:1/").unwrap());
+        assert!(c.uses_proto_worker() && c.validate().is_ok());
+        c.max_concurrent_streams = 2;
+        assert!(c.validate().is_err(), "streams need h2");
+        c.protocol = crate::proto::Protocol::H2;
+        assert!(c.validate().is_ok());
+        c.max_concurrent_streams = MAX_STREAMS + 1;
+        assert!(c.validate().is_err());
+        c.max_concurrent_streams = 10;
+        c.think_time = Some(Duration::from_millis(5));
+        assert!(
+            c.validate().is_err(),
+            "think time is cleartext HTTP/1.1 only"
+        );
+        let mut plain = Config::new(Target::parse("http://127.0.0.1:1/").unwrap());
+        assert!(!plain.uses_proto_worker());
+        plain.tls.insecure_skip_verify = true;
+        assert!(plain.validate().is_err(), "TLS options need https");
     }
 
     #[test]

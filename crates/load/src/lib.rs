@@ -1,5 +1,5 @@
-//! benchrun-load: an HTTP/1.1 load generator (closed and open model) whose results merge
-//! exactly across load pods.
+//! benchrun-load: an HTTP/1.1 and HTTP/2 load generator, cleartext or TLS (closed and open
+//! model), whose results merge exactly across load pods.
 //!
 //! The library API mirrors the binary: build a [`Config`], call [`run`], get a
 //! [`LoadResult`]; merge several with [`merge`]; render with [`report::write_text`].
@@ -22,6 +22,7 @@ pub mod config;
 mod cpuinfo;
 pub mod error;
 mod http;
+pub mod proto;
 mod recorder;
 mod run;
 pub mod scenario;
@@ -43,5 +44,6 @@ pub use benchrun_wire::tcp::TcpStats;
 pub use benchrun_wire::template::ValueSpec;
 pub use config::{Config, Limit, Target, Warmup};
 pub use error::{Error, Result};
+pub use proto::{tls::TlsOptions, Protocol};
 pub use run::{cpu_time, run};
 pub use scenario::Scenario;

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Exit status of a run in which requests failed, with `--fail-on-errors`.
 const EXIT_REQUESTS_FAILED: u8 = 3;
 
-/// HTTP/1.1 load generator: closed model (like wrk/ab) or open model at a fixed rate
+/// HTTP/1.1 and HTTP/2 load generator, cleartext or TLS: closed model (like wrk/ab) or open model at a fixed rate
 /// (like wrk2, with coordinated-omission-corrected latency).
 #[derive(Parser, Debug)]
 #[command(
@@ -39,7 +39,7 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct LoadArgs {
-    /// Target URL (http://host[:port][/path]).
+    /// Target URL (http[s]://host[:port][/path]).
     url: Option<String>,
     /// Number of concurrent connections.
     #[arg(short = 'c', long, default_value_t = 50)]
@@ -147,6 +147,25 @@ struct LoadArgs {
     /// Closed model: pause this long after each response before the connection's next request.
     #[arg(long, value_name = "D", conflicts_with = "rate")]
     think_time: Option<String>,
+    /// Application protocol: http1 (HTTP/1.1) or h2 (HTTP/2: by ALPN over https://, with
+    /// prior knowledge, h2c, over http://).
+    #[arg(long, value_name = "P", default_value = "http1", value_parser = ["http1", "h2"])]
+    protocol: String,
+    /// HTTP/2: requests each connection keeps in flight (streams), lowered to the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS; concurrency = connections x this.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    max_concurrent_streams: usize,
+    /// TLS: the server name sent (SNI) and checked against the certificate (default: the
+    /// URL's host).
+    #[arg(long, value_name = "NAME")]
+    server_name: Option<String>,
+    /// TLS: PEM file of the CA certificates to trust (default: the Mozilla set).
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<std::path::PathBuf>,
+    /// TLS: accept any server certificate (self-signed targets). The handshake's signatures
+    /// are still checked; the server is not authenticated.
+    #[arg(long)]
+    insecure_skip_verify: bool,
     /// Exit with status 3 (after printing the result) when any measured request failed:
     /// transport error, timeout, 4xx or 5xx. For scripts such as data-seeding Jobs.
     #[arg(long)]
@@ -216,6 +235,17 @@ fn config_from(a: LoadArgs) -> anyhow::Result<(Config, Output)> {
     c.seed = a.seed;
     c.ramp_up = a.ramp_up.as_deref().map(parse_duration).transpose()?;
     c.think_time = a.think_time.as_deref().map(parse_duration).transpose()?;
+    c.protocol = if a.protocol == "h2" {
+        benchrun_load::Protocol::H2
+    } else {
+        benchrun_load::Protocol::Http1
+    };
+    c.max_concurrent_streams = a.max_concurrent_streams;
+    c.tls = benchrun_load::TlsOptions {
+        server_name: a.server_name,
+        ca_file: a.ca_file,
+        insecure_skip_verify: a.insecure_skip_verify,
+    };
     (c.instance, c.instances) = (a.instance, a.instances);
     c.body = a.body.map(String::into_bytes);
     if let Some(path) = &a.scenarios {

@@ -18,6 +18,9 @@ pub(crate) enum Failure {
     Read,
     BodyMismatch,
     Protocol,
+    TlsHandshake,
+    TlsCertificate,
+    AlpnMismatch,
 }
 
 /// Latency, outcomes and counts of a set of requests: a whole thread's, or one scenario's.
@@ -72,6 +75,9 @@ impl Tally {
             Failure::Read => e.read += 1,
             Failure::BodyMismatch => e.body_mismatch += 1,
             Failure::Protocol => e.protocol += 1,
+            Failure::TlsHandshake => e.tls_handshake += 1,
+            Failure::TlsCertificate => e.tls_certificate += 1,
+            Failure::AlpnMismatch => e.alpn_mismatch += 1,
         }
     }
 
@@ -120,6 +126,9 @@ pub(crate) struct Recorder {
     second_hist: Histogram<u64>,
     /// The window's accounting (see [`Recorder::open_window`] and `crate::run`).
     pub window: Window,
+    /// TLS and HTTP/2 facts (only the protocol worker, [`crate::proto::worker`], counts
+    /// them, and only while recording).
+    pub proto: crate::proto::ProtoTally,
 }
 
 /// What a recording thread notes about the end of its measured window: when it stopped
@@ -194,6 +203,7 @@ impl Recorder {
             second_errors: 0,
             second_hist: hist::new_timeline(),
             window: Window::default(),
+            proto: Default::default(),
         }
     }
 

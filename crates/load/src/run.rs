@@ -13,6 +13,8 @@ use crate::backend::{Backend, Io};
 use crate::config::{Config, Limit, Warmup};
 use crate::error::{Error, Result};
 use crate::hist;
+use crate::proto::worker::{ProtoRequest, ProtoSettings, ProtoWorker};
+use crate::proto::ProtoTally;
 use crate::recorder::{Recorder, Tally};
 use crate::result::{
     self, CpuStats, Histograms, LatencyStats, LoadResult, Model, ScenarioResult, ScheduleLag,
@@ -22,6 +24,56 @@ use crate::scenario::{self, Scenario};
 use crate::steady;
 use crate::tcp::{self, TcpStats};
 use crate::worker::{Phase, Request, WarmProgress, Worker, WorkerSettings};
+
+/// A worker that runs phases: the cleartext HTTP/1.1 one or the TLS/HTTP/2 one.
+trait RunPhase {
+    fn run_phase(&mut self, p: &Phase, rec: &mut Recorder);
+}
+
+impl<B: Io> RunPhase for Worker<B> {
+    fn run_phase(&mut self, p: &Phase, rec: &mut Recorder) {
+        Worker::run_phase(self, p, rec)
+    }
+}
+
+impl<B: Io> RunPhase for ProtoWorker<B> {
+    fn run_phase(&mut self, p: &Phase, rec: &mut Recorder) {
+        ProtoWorker::run_phase(self, p, rec)
+    }
+}
+
+/// The protocol worker's settings of a TLS or HTTP/2 run (`None` for cleartext HTTP/1.1).
+fn proto_settings(config: &Config, scenarios: &[Scenario]) -> Result<Option<ProtoSettingsSeed>> {
+    if !config.uses_proto_worker() {
+        return Ok(None);
+    }
+    let tls = if config.target.tls {
+        let client = crate::proto::tls::client_config(&config.tls, config.protocol.alpn())?;
+        let name = crate::proto::tls::server_name(&config.tls, &config.target.host)?;
+        Some((client, name))
+    } else {
+        None
+    };
+    let requests: Arc<[ProtoRequest]> = scenarios
+        .iter()
+        .map(|s| ProtoRequest {
+            h1: config.request_bytes_for(s).into(),
+            head: s.method == "HEAD",
+            block: config.h2_block_for(s).into(),
+            body: s.body.clone().unwrap_or_default().into(),
+        })
+        .collect();
+    Ok(Some(ProtoSettingsSeed { tls, requests }))
+}
+
+/// What every thread's [`ProtoSettings`] is made from.
+struct ProtoSettingsSeed {
+    tls: Option<(
+        Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
+    requests: Arc<[ProtoRequest]>,
+}
 
 /// What a worker thread hands back: its measured-phase recorder and warm-up send count.
 type WorkerOutput = std::io::Result<(Recorder, Warm)>;
@@ -39,11 +91,18 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     config.validate()?;
     let start_late_ms = config.start_at_ms.map(wait_until).transpose()?;
     let threads = config.threads.min(config.connections);
-    let backend = config.backend.resolve().map_err(|source| Error::Io {
-        what: "set up io_uring (use --backend epoll or auto)",
-        source,
-    })?;
     let scenarios = config.effective_scenarios();
+    let proto = proto_settings(config, &scenarios)?;
+    // The protocol worker runs on epoll: its writes must be done when they return (see
+    // crate::proto::worker).
+    let backend = if proto.is_some() {
+        Backend::Epoll
+    } else {
+        config.backend.resolve().map_err(|source| Error::Io {
+            what: "set up io_uring (use --backend epoll or auto)",
+            source,
+        })?
+    };
     let requests: Arc<[Request]> = scenarios
         .iter()
         .map(|s| {
@@ -126,6 +185,12 @@ pub fn run(config: &Config) -> Result<LoadResult> {
             think: config.think_time,
         };
         let plan = ThreadPlan {
+            proto: proto.as_ref().map(|p| ProtoSettings {
+                protocol: config.protocol,
+                tls: p.tls.clone(),
+                streams: config.max_concurrent_streams,
+                requests: p.requests.clone(),
+            }),
             settings,
             warm_start,
             ramp: config.ramp_up,
@@ -196,6 +261,12 @@ pub fn run(config: &Config) -> Result<LoadResult> {
     let cpu1 = cpu_time();
     let tcp1 = tcp::snapshot();
     let cpu = (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1));
+    let tally = outputs
+        .iter()
+        .fold(ProtoTally::default(), |mut t, (rec, _)| {
+            t.add(&rec.proto);
+            t
+        });
     let mut result = build_result(config, &scenarios, threads, outputs, (start, epoch_ms), cpu)?;
     result.warmup_until_steady = steady.map(|(watch, (steady, change))| SteadyWarmup {
         seconds: start.saturating_duration_since(watch.start).as_secs_f64(),
@@ -204,6 +275,13 @@ pub fn run(config: &Config) -> Result<LoadResult> {
         figure: watch.figure,
         trailing_seconds: watch.trailing as u64,
         change,
+    });
+    result.protocol = proto.is_some().then(|| {
+        tally.stats(
+            config.protocol,
+            config.target.tls,
+            config.max_concurrent_streams,
+        )
     });
     result.start_at_ms = config.start_at_ms;
     result.start_late_ms = start_late_ms;
@@ -288,6 +366,8 @@ fn sleep_until(at: Instant) {
 /// What one load thread runs: its worker's settings and its phases.
 struct ThreadPlan {
     settings: WorkerSettings,
+    /// Set for TLS and HTTP/2 runs: the protocol worker runs them.
+    proto: Option<ProtoSettings>,
     warm_start: Instant,
     ramp: Option<Duration>,
     warmup: Warmup,
@@ -308,6 +388,7 @@ impl ThreadPlan {
     fn run<B: Io>(self) -> WorkerOutput {
         let ThreadPlan {
             settings,
+            proto,
             warm_start,
             ramp,
             warmup,
@@ -323,7 +404,10 @@ impl ThreadPlan {
             warm_stop,
         } = self;
         let conns = settings.conn_ids.len();
-        let mut worker = Worker::<B>::new(settings);
+        let mut worker: std::io::Result<Box<dyn RunPhase>> = match proto {
+            Some(p) => ProtoWorker::<EpollIo>::new(settings, p).map(|w| Box::new(w) as _),
+            None => Worker::<B>::new(settings).map(|w| Box::new(w) as _),
+        };
         let mut warm = Warm::default();
         // The ramp-up's unrecorded counts, continued by the warm-up's recorder.
         let mut ramped = None;
@@ -589,6 +673,7 @@ fn build_result(
         backend: None,
         rx_timestamps: None,
         tcp: None,
+        protocol: None,
     })
 }
 

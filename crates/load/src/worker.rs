@@ -75,7 +75,7 @@ pub(crate) struct WarmProgress {
 }
 
 impl WarmProgress {
-    fn publish(&self, rec: &Recorder) {
+    pub(crate) fn publish(&self, rec: &Recorder) {
         if !rec.record {
             self.ended.store(rec.unrecorded_ended, Ordering::Relaxed);
             self.answered
@@ -183,7 +183,7 @@ fn resolve_batch_wait(
 /// start of the slot its share falls in: the connections of one slot are due at the same
 /// instants, run after run, so the sends leave in bursts each exactly when due, one
 /// wake-up per burst. A zero `step` gives every connection its own place (evenly spread).
-fn slot_offset(share: f64, interval: Duration, step: Duration) -> Duration {
+pub(crate) fn slot_offset(share: f64, interval: Duration, step: Duration) -> Duration {
     if step.is_zero() {
         return interval.mul_f64(share);
     }

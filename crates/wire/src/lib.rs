@@ -7,7 +7,7 @@
 //! - [`template`]: `{{name}}` placeholders and the values drawn for them;
 //! - [`result`]: the load result (`benchrun.dev/load-result/v1`) each load pod prints, and
 //!   [`merge`]; [`hist`] encodes its HDR histograms, [`tcp`] its TCP counters, [`report`]
-//!   renders it for people;
+//!   renders it for people, [`proto`] its TLS and HTTP/2 facts;
 //! - [`steady`]: whether a series of figures trends (`NotSteady`) and when a warm-up until
 //!   steady may end.
 //!
@@ -19,6 +19,7 @@
 pub mod error;
 mod grammar;
 pub mod hist;
+pub mod proto;
 pub mod report;
 pub mod request;
 pub mod result;
@@ -27,6 +28,7 @@ pub mod tcp;
 pub mod template;
 
 pub use error::{Error, Result};
+pub use proto::{H2Stats, ProtocolStats, TlsStats};
 pub use result::{
     merge, CpuStats, ErrorCounts, Histograms, LatencyStats, LoadResult, Model, ScenarioResult,
     ScheduleLag, SteadyFigure, SteadyWarmup, TimelineEntry, WindowCounts, SCHEMA,

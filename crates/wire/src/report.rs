@@ -41,6 +41,9 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
         ("read", e.read),
         ("body mismatch", e.body_mismatch),
         ("protocol", e.protocol),
+        ("TLS handshake", e.tls_handshake),
+        ("TLS certificate", e.tls_certificate),
+        ("ALPN mismatch", e.alpn_mismatch),
         ("status 4xx", e.status_4xx),
         ("status 5xx", e.status_5xx),
     ];
@@ -49,6 +52,9 @@ pub fn write_text(r: &LoadResult, mut w: impl Write) -> io::Result<()> {
     }
     for (code, n) in &e.status_codes {
         writeln!(w, "   (HTTP {code}: {n})")?;
+    }
+    if let Some(p) = &r.protocol {
+        write_protocol(&mut w, p)?;
     }
     if r.warmup_requests > 0 {
         writeln!(
@@ -230,6 +236,33 @@ fn stats_row(w: &mut impl Write, label: &str, s: &LatencyStats) -> io::Result<()
     )
 }
 
+/// The protocol lines: TLS handshakes and HTTP/2 wire facts.
+fn write_protocol(w: &mut impl Write, p: &crate::proto::ProtocolStats) -> std::io::Result<()> {
+    let scheme = if p.tls { "over TLS" } else { "cleartext" };
+    writeln!(w, "Protocol:               {} {scheme}", p.protocol)?;
+    if let Some(t) = &p.tls_stats {
+        writeln!(
+            w,
+            "TLS handshakes:         {} ({} resumed; mean {:.0} us, max {} us; {}{}{})",
+            t.handshakes,
+            t.resumed,
+            t.handshake_mean_us,
+            t.handshake_max_us,
+            t.versions.join(", "),
+            if t.alpn.is_empty() { "" } else { "; ALPN " },
+            t.alpn.join(", ")
+        )?;
+    }
+    if let Some(h) = &p.h2 {
+        writeln!(
+            w,
+            "HTTP/2:                 {} streams per connection; {} RST_STREAM, {} GOAWAY received",
+            h.max_concurrent_streams, h.rst_stream_received, h.goaway_received
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +278,42 @@ mod tests {
         assert!(text.contains("Complete requests:      3"));
         assert!(text.contains("(HTTP 500: 1)"));
         assert!(text.contains("(longest request)"));
+    }
+
+    #[test]
+    fn tls_and_http2_runs_show_their_handshakes_wire_facts_and_failure_kinds() {
+        let mut r = merge(&[sample()]).unwrap();
+        r.errors.alpn_mismatch = 2;
+        r.protocol = Some(crate::proto::ProtocolStats {
+            protocol: "h2".into(),
+            tls: true,
+            tls_stats: Some(crate::proto::TlsStats {
+                versions: vec!["TLSv1_3".into()],
+                alpn: vec!["h2".into()],
+                handshakes: 4,
+                resumed: 3,
+                handshake_total_us: 400,
+                handshake_mean_us: 100.0,
+                handshake_max_us: 180,
+            }),
+            h2: Some(crate::proto::H2Stats {
+                max_concurrent_streams: 10,
+                rst_stream_received: 1,
+                goaway_received: 0,
+                stream_waits: 0,
+            }),
+        });
+        let mut out = Vec::new();
+        write_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("(ALPN mismatch: 2)"), "{text}");
+        assert!(text.contains("Protocol:               h2 over TLS"));
+        assert!(
+            text.contains(
+                "TLS handshakes:         4 (3 resumed; mean 100 us, max 180 us; TLSv1_3; ALPN h2)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("10 streams per connection; 1 RST_STREAM, 0 GOAWAY received"));
     }
 }

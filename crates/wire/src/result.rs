@@ -17,6 +17,7 @@
 //!   "successes": <2xx/3xx with a complete body>,
 //!   "errors": { "total", "connect_refused", "connect_timeout", "connect_other",
 //!               "timeout", "read", "body_mismatch", "protocol",
+//!               "tls_handshake", "tls_certificate", "alpn_mismatch",  // absent when 0
 //!               "status_4xx", "status_5xx", "status_codes": { "500": 3, ... } },
 //!   "bytes": <bytes received, headers + body>,
 //!   "throughput": <window_counts.requests (else requests) / duration, req/s>,
@@ -47,6 +48,11 @@
 //!            "ports_in_use", "time_wait", "port_range": [first, last] }
 //!                                      // absent without /proc; merged: counters summed,
 //!                                      // ports the largest, range the narrowest
+//!   "protocol": { "protocol": "http/1.1" | "h2", "tls": bool,   // absent: cleartext HTTP/1.1
+//!                 "tls_stats": { "versions", "alpn", "handshakes", "resumed",
+//!                                "handshake_total_us", "handshake_mean_us", "handshake_max_us" },
+//!                 "h2": { "max_concurrent_streams", "rst_stream_received",
+//!                         "goaway_received", "stream_waits" } }
 //! }
 //! ```
 //!
@@ -210,6 +216,11 @@ pub struct LoadResult {
     /// that have it, ports the largest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpStats>,
+    /// TLS and HTTP/2 facts of a load that used them (see [`crate::proto`]). Absent for
+    /// cleartext HTTP/1.1 and in results of generators before it existed. Merged: counts
+    /// summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<crate::proto::ProtocolStats>,
 }
 
 /// What a warm-up until steady judged: the per-second figure the model leaves free.
@@ -370,8 +381,20 @@ pub struct ErrorCounts {
     /// The connection closed before the body announced by Content-Length or chunked
     /// encoding was complete.
     pub body_mismatch: u64,
-    /// The response was not valid HTTP/1.x.
+    /// The response was not valid HTTP/1.x (or HTTP/2: a frame or header block the
+    /// generator could not parse, a stream the server refused).
     pub protocol: u64,
+    /// The TLS handshake failed for another reason than the two below (alert, closed
+    /// connection, no common version or cipher suite).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tls_handshake: u64,
+    /// The server's certificate was not accepted (unknown issuer, wrong name, expired).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tls_certificate: u64,
+    /// The server did not agree to the application protocol asked for by ALPN (e.g. `h2`
+    /// asked, the server speaks only `http/1.1`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub alpn_mismatch: u64,
     /// Complete responses with a 4xx status.
     pub status_4xx: u64,
     /// Complete responses with a 5xx status.
@@ -510,6 +533,9 @@ impl ErrorCounts {
         self.read += o.read;
         self.body_mismatch += o.body_mismatch;
         self.protocol += o.protocol;
+        self.tls_handshake += o.tls_handshake;
+        self.tls_certificate += o.tls_certificate;
+        self.alpn_mismatch += o.alpn_mismatch;
         self.status_4xx += o.status_4xx;
         self.status_5xx += o.status_5xx;
         for (code, n) in &o.status_codes {
@@ -570,6 +596,7 @@ pub fn merge(results: &[LoadResult]) -> Result<LoadResult> {
             }
             (a, b) => a.or_else(|| b.clone()),
         };
+        out.protocol = crate::proto::ProtocolStats::merge(out.protocol.take(), r.protocol.as_ref());
         out.start_late_ms = out.start_late_ms.max(r.start_late_ms);
         out.window_end_ms = out.window_end_ms.max(r.window_end_ms);
         out.requests += r.requests;

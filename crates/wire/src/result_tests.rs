@@ -58,6 +58,7 @@ pub(crate) fn result_from(samples: &[u64], start_ms: u64, end_ms: u64, second: u
         backend: None,
         rx_timestamps: None,
         tcp: None,
+        protocol: None,
     }
 }
 

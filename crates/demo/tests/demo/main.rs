@@ -3,3 +3,4 @@
 
 mod backlog;
 mod endpoints;
+mod protocols;

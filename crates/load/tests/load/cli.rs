@@ -14,7 +14,10 @@ fn bin() -> Command {
 #[test]
 fn bad_input_exits_non_zero_with_a_message() {
     let cases: &[&[&str]] = &[
-        &["https://127.0.0.1:1/"],
+        &["ftp://127.0.0.1:1/"],
+        &["--max-concurrent-streams", "5", "https://127.0.0.1:1/"],
+        &["--insecure-skip-verify", "http://127.0.0.1:1/"],
+        &["--protocol", "h3", "http://127.0.0.1:1/"],
         &["not-a-url"],
         &["-c", "0", "http://127.0.0.1:1/"],
         &["-n", "5", "-d", "1s", "http://127.0.0.1:1/"],

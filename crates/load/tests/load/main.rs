@@ -5,6 +5,7 @@ mod common;
 
 mod backend;
 mod cli;
+mod h2wire;
 mod loopback;
 mod pacing;
 mod scenarios;
