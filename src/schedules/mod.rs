@@ -143,7 +143,9 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             }
             Err(e) => {
                 let why = create_error(run.metadata.name.as_deref().unwrap_or_default(), &e);
-                tracing::warn!(schedule = %name, error = %e, "could not create a run");
+                let error = e.to_string();
+                let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+                tracing::warn!(schedule = %name, %error, "could not create a run");
                 // Not acted on: the fire is tried again (within the starting deadline).
                 let old = s.status.clone().unwrap_or_default();
                 d.last_schedule_time = old.last_schedule_time.map(|t| t.0);
@@ -225,7 +227,7 @@ async fn publish(ctx: &Ctx, s: &BenchmarkSchedule, d: &Decision, create_failed: 
         let ev = Event {
             type_,
             reason: reason.into(),
-            note: Some(note.chars().take(1000).collect()),
+            note: Some(crate::logtext::cap(&note, crate::logtext::EVENT_MAX).into_owned()),
             action: reason.into(),
             secondary: None,
         };
