@@ -53,8 +53,14 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
     let owned = watcher::Config::default().labels(names::MANAGED_SELECTOR);
     let ns = &config.namespace;
     // The children's watches fill the caches observation reads and wake the runs they belong
-    // to; nodes are cached by a cluster-wide operator only (a namespaced one may not list them).
-    let (caches, writers) = Children::new(ns.is_none());
+    // to; nodes are cached by a cluster-wide operator only (a namespaced one may not list them),
+    // and only when it may read them, found once here: a reconcile never waits for a node
+    // cache that cannot come.
+    let nodes = match ns {
+        None => crate::observe::nodes::probe(&client).await.watch(),
+        Some(_) => false,
+    };
+    let (caches, writers) = Children::new(nodes);
     fn cached<K>(
         writer: reflector::store::Writer<K>,
         api: Api<K>,
