@@ -163,12 +163,7 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             Err(e) => return Err(e),
         }
     }
-    let mut runs: Vec<&BenchmarkRun> = facts
-        .runs
-        .iter()
-        .copied()
-        .filter(|r| !d.delete.contains(&r.name_any()))
-        .collect();
+    let (series, mut runs) = after_pruning(&s, &facts.runs, &d.delete);
     if let Some(r) = &created {
         runs.push(r);
     }
@@ -178,7 +173,7 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             .and_then(|s| s.phase)
             .is_some_and(Phase::is_final)
     });
-    let status = status(&s, &runs, &d, create_failed.as_deref(), now);
+    let status = status(&s, &runs, series, &d, create_failed.as_deref(), now);
     publish(&ctx, &s, &d, create_failed.as_deref()).await;
     let again = match create_failed {
         Some(_) => Action::requeue(RETRY_CREATE),
@@ -262,17 +257,17 @@ fn requeue(d: &Decision, now: Timestamp, unfinished: bool) -> Action {
     }
 }
 
-/// The schedule's new status from the decision and its runs: the series grown by every
-/// Succeeded run not yet in it (by completion time), the steps found, the conditions.
+/// The schedule's new status from the decision, its runs (those it keeps) and its `series`
+/// ([`grow`]n by every run, the ones pruned now included): the steps found, the conditions.
 fn status(
     s: &BenchmarkSchedule,
     runs: &[&BenchmarkRun],
+    series: Vec<CellSeries>,
     d: &Decision,
     create_failed: Option<&str>,
     now: Timestamp,
 ) -> BenchmarkScheduleStatus {
     let old = s.status.clone().unwrap_or_default();
-    let series = grow(old.series.clone(), runs);
     let changes = history::changes(&series, &history::options(s.spec.changepoints.as_ref()));
     let newest = decide::by_age(runs).last().copied();
     let mut conditions = Vec::new();
@@ -339,6 +334,28 @@ fn status(
         series,
         changes,
     }
+}
+
+/// The schedule's series grown by every run in `all` (the ones pruned now included: a run may
+/// have finished since the last reconcile, and once deleted it is gone from the cache for
+/// good), and the runs it keeps (`all` but those in `deleted`). Pure.
+pub fn after_pruning<'a>(
+    s: &BenchmarkSchedule,
+    all: &[&'a BenchmarkRun],
+    deleted: &[String],
+) -> (Vec<CellSeries>, Vec<&'a BenchmarkRun>) {
+    let old = s
+        .status
+        .as_ref()
+        .map(|st| st.series.clone())
+        .unwrap_or_default();
+    let series = grow(old, all);
+    let kept = all
+        .iter()
+        .copied()
+        .filter(|r| !deleted.contains(&r.name_any()))
+        .collect();
+    (series, kept)
 }
 
 /// Adds the Succeeded runs that finished after the newest point already kept, oldest first (a
