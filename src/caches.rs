@@ -128,6 +128,21 @@ impl Children {
     }
 }
 
+/// What the watch caches drop from every object before storing it: its `managedFields` (the
+/// field owners of every write, often as large as the object, read by nothing here) and the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation (a second copy of a
+/// kubectl-applied object). Applied to each watch stream with `WatchStreamExt::modify`. Pure.
+pub fn strip<K: Resource>(o: &mut K) {
+    let meta = o.meta_mut();
+    meta.managed_fields = None;
+    if let Some(a) = meta.annotations.as_mut() {
+        a.remove(LAST_APPLIED);
+    }
+}
+
+/// The annotation `kubectl apply` keeps its last applied object in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// The object `name` in `namespace`, if cached.
 pub fn get<K>(store: &Store<K>, namespace: &str, name: &str) -> Option<Arc<K>>
 where
@@ -253,5 +268,27 @@ mod tests {
                 started.elapsed()
             );
         }
+    }
+
+    #[test]
+    fn cached_objects_keep_no_field_owners_and_no_copy_of_a_kubectl_apply() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "p", "namespace": "a",
+                "labels": {"run": "x"},
+                "annotations": {LAST_APPLIED: "{\"big\": true}", "keep": "me"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+            },
+            "spec": {"nodeName": "n", "containers": [{"name": "c"}]},
+        }))
+        .unwrap();
+        strip(&mut pod);
+        assert_eq!(pod.metadata.managed_fields, None);
+        assert_eq!(
+            pod.annotations(),
+            &BTreeMap::from([("keep".to_string(), "me".to_string())])
+        );
+        assert_eq!(pod.labels().get("run").map(String::as_str), Some("x"));
+        assert_eq!(pod.spec.unwrap().node_name.as_deref(), Some("n"));
     }
 }

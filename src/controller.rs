@@ -75,7 +75,10 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             + Sync
             + 'static,
     {
-        reflector::reflector(writer, watcher(api, config).default_backoff()).touched_objects()
+        let objects = watcher(api, config)
+            .default_backoff()
+            .modify(crate::caches::strip::<K>);
+        reflector::reflector(writer, objects).touched_objects()
     }
     let deployments = cached(writers.deployments, children(&client, ns), owned.clone());
     let services = cached(writers.services, children(&client, ns), owned.clone());
@@ -94,8 +97,14 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             }
         }));
     }
-    let controller = Controller::new(runs, watcher::Config::default());
-    let store = controller.store();
+    // The runs cache too keeps no field owners (a run's status is rewritten often).
+    let (store, writer) = reflector::store();
+    // As `Controller::new` watches them (no backoff; applied objects), the fields stripped.
+    let runs_stream = watcher(runs, watcher::Config::default())
+        .modify(crate::caches::strip::<BenchmarkRun>)
+        .reflect(writer)
+        .applied_objects();
+    let controller = Controller::for_stream(runs_stream, store.clone());
     let reporter = Reporter {
         controller: MANAGER.into(),
         instance: std::env::var("POD_NAME").ok(),
