@@ -759,7 +759,9 @@ async fn publish(ctx: &Context, run: &BenchmarkRun, notes: &[Note]) {
             secondary: None,
         };
         if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-            tracing::warn!(error = %e, reason = n.reason.as_str(), "failed to publish an event");
+            let error = e.to_string();
+            let error = logtext::cap(&error, logtext::LOG_MAX);
+            tracing::warn!(%error, reason = n.reason.as_str(), "failed to publish an event");
         }
     }
 }

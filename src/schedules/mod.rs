@@ -227,7 +227,9 @@ async fn publish(ctx: &Ctx, s: &BenchmarkSchedule, d: &Decision, create_failed: 
             secondary: None,
         };
         if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-            tracing::warn!(error = %e, reason, "failed to publish a schedule event");
+            let error = e.to_string();
+            let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+            tracing::warn!(%error, reason, "failed to publish a schedule event");
         }
     }
 }
