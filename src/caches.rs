@@ -27,8 +27,12 @@ pub struct Children {
     pub configmaps: Store<ConfigMap>,
     /// The children's pods.
     pub pods: Store<Pod>,
-    /// Every node, when the operator may list them.
+    /// Every node, when the operator may list them (decided once at start,
+    /// [`crate::observe::nodes::probe`]).
     pub nodes: Option<Store<Node>>,
+    /// Until when a reconcile waits for the nodes store's first listing ([`NODES_WAIT`] after
+    /// the stores were made): after that it never waits for it again.
+    nodes_until: tokio::time::Instant,
 }
 
 /// The writers that fill [`Children`], one per store.
@@ -53,12 +57,11 @@ const SYNC_WAIT: Duration = match cfg!(test) {
     true => Duration::from_millis(100),
     false => Duration::from_secs(30),
 };
-/// How long it waits for the nodes cache's, which may never come (an install without the
-/// node-reader role): then the nodes' roles, room and image sizes are read as unknown.
-const NODES_WAIT: Duration = match cfg!(test) {
-    true => Duration::from_millis(100),
-    false => Duration::from_secs(5),
-};
+/// How long after start a reconcile may wait for the nodes cache's first listing. The node
+/// store exists only when the operator was found able to read nodes (or could not tell), so
+/// the listing normally comes within a second; should it not (the right was taken away), the
+/// nodes' roles, room and image sizes are read as unknown, and no later reconcile waits.
+const NODES_WAIT: Duration = Duration::from_secs(5);
 
 impl Children {
     /// Empty stores and their writers; with `nodes`, a node store too.
@@ -83,6 +86,7 @@ impl Children {
                 configmaps,
                 pods,
                 nodes: node_store,
+                nodes_until: tokio::time::Instant::now() + NODES_WAIT,
             },
             Writers {
                 deployments: dw,
@@ -96,8 +100,8 @@ impl Children {
     }
 
     /// Waits until every children store has been listed once: before that an absent child
-    /// could be one not listed yet. Fails after [`SYNC_WAIT`]. Waits at most [`NODES_WAIT`]
-    /// for the nodes store, and goes on without it.
+    /// could be one not listed yet. Fails after [`SYNC_WAIT`]. Waits for the nodes store only
+    /// during the first [`NODES_WAIT`] after start, and goes on without it.
     pub async fn synced(&self) -> Result<(), String> {
         let all = async {
             self.deployments.wait_until_ready().await.ok()?;
@@ -118,11 +122,26 @@ impl Children {
             }
         }
         if let Some(n) = &self.nodes {
-            let _ = tokio::time::timeout(NODES_WAIT, n.wait_until_ready()).await;
+            let _ = tokio::time::timeout_at(self.nodes_until, n.wait_until_ready()).await;
         }
         Ok(())
     }
 }
+
+/// What the watch caches drop from every object before storing it: its `managedFields` (the
+/// field owners of every write, often as large as the object, read by nothing here) and the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation (a second copy of a
+/// kubectl-applied object). Applied to each watch stream with `WatchStreamExt::modify`. Pure.
+pub fn strip<K: Resource>(o: &mut K) {
+    let meta = o.meta_mut();
+    meta.managed_fields = None;
+    if let Some(a) = meta.annotations.as_mut() {
+        a.remove(LAST_APPLIED);
+    }
+}
+
+/// The annotation `kubectl apply` keeps its last applied object in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// The object `name` in `namespace`, if cached.
 pub fn get<K>(store: &Store<K>, namespace: &str, name: &str) -> Option<Arc<K>>
@@ -194,9 +213,10 @@ mod tests {
         assert!(!has_labels(&have, &want(&[("c", "1")])));
     }
 
+    use kube::runtime::watcher::Event;
+
     #[tokio::test]
     async fn cached_children_are_found_by_namespace_and_labels() {
-        use kube::runtime::watcher::Event;
         let (children, mut w) = Children::new(false);
         let pod = |ns: &str, name: &str, run: &str| -> Pod {
             serde_json::from_value(serde_json::json!({
@@ -222,5 +242,53 @@ mod tests {
         assert_eq!(names, ["p1", "p2"]);
         assert!(get(&children.pods, "b", "p3").is_some());
         assert!(get(&children.pods, "a", "p3").is_none());
+    }
+
+    #[tokio::test]
+    async fn past_the_first_seconds_a_nodes_cache_that_never_synced_is_not_waited_for() {
+        let (mut children, mut w) = Children::new(true);
+        w.deployments.apply_watcher_event(&Event::Init);
+        w.deployments.apply_watcher_event(&Event::InitDone);
+        w.services.apply_watcher_event(&Event::Init);
+        w.services.apply_watcher_event(&Event::InitDone);
+        w.jobs.apply_watcher_event(&Event::Init);
+        w.jobs.apply_watcher_event(&Event::InitDone);
+        w.configmaps.apply_watcher_event(&Event::Init);
+        w.configmaps.apply_watcher_event(&Event::InitDone);
+        w.pods.apply_watcher_event(&Event::Init);
+        w.pods.apply_watcher_event(&Event::InitDone);
+        // The nodes store is never listed (the right to list nodes was taken away).
+        children.nodes_until = tokio::time::Instant::now();
+        for _ in 0..3 {
+            let started = std::time::Instant::now();
+            children.synced().await.expect("the children are synced");
+            assert!(
+                started.elapsed() < Duration::from_millis(50),
+                "waited {:?}",
+                started.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn cached_objects_keep_no_field_owners_and_no_copy_of_a_kubectl_apply() {
+        let mut pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "p", "namespace": "a",
+                "labels": {"run": "x"},
+                "annotations": {LAST_APPLIED: "{\"big\": true}", "keep": "me"},
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}],
+            },
+            "spec": {"nodeName": "n", "containers": [{"name": "c"}]},
+        }))
+        .unwrap();
+        strip(&mut pod);
+        assert_eq!(pod.metadata.managed_fields, None);
+        assert_eq!(
+            pod.annotations(),
+            &BTreeMap::from([("keep".to_string(), "me".to_string())])
+        );
+        assert_eq!(pod.labels().get("run").map(String::as_str), Some("x"));
+        assert_eq!(pod.spec.unwrap().node_name.as_deref(), Some("n"));
     }
 }

@@ -26,6 +26,7 @@ use crate::builders::{self, Owner};
 use crate::caches::Children;
 pub use crate::context::{Config, Context};
 use crate::error::{self, Class, Error, Result};
+use crate::logtext;
 use crate::names::{self, label, role, MANAGER};
 use crate::observe::observe;
 use crate::ownership;
@@ -52,8 +53,14 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
     let owned = watcher::Config::default().labels(names::MANAGED_SELECTOR);
     let ns = &config.namespace;
     // The children's watches fill the caches observation reads and wake the runs they belong
-    // to; nodes are cached by a cluster-wide operator only (a namespaced one may not list them).
-    let (caches, writers) = Children::new(ns.is_none());
+    // to; nodes are cached by a cluster-wide operator only (a namespaced one may not list them),
+    // and only when it may read them, found once here: a reconcile never waits for a node
+    // cache that cannot come.
+    let nodes = match ns {
+        None => crate::observe::nodes::probe(&client).await.watch(),
+        Some(_) => false,
+    };
+    let (caches, writers) = Children::new(nodes);
     fn cached<K>(
         writer: reflector::store::Writer<K>,
         api: Api<K>,
@@ -68,7 +75,10 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             + Sync
             + 'static,
     {
-        reflector::reflector(writer, watcher(api, config).default_backoff()).touched_objects()
+        let objects = watcher(api, config)
+            .default_backoff()
+            .modify(crate::caches::strip::<K>);
+        reflector::reflector(writer, objects).touched_objects()
     }
     let deployments = cached(writers.deployments, children(&client, ns), owned.clone());
     let services = cached(writers.services, children(&client, ns), owned.clone());
@@ -87,8 +97,14 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
             }
         }));
     }
-    let controller = Controller::new(runs, watcher::Config::default());
-    let store = controller.store();
+    // The runs cache too keeps no field owners (a run's status is rewritten often).
+    let (store, writer) = reflector::store();
+    // As `Controller::new` watches them (no backoff; applied objects), the fields stripped.
+    let runs_stream = watcher(runs, watcher::Config::default())
+        .modify(crate::caches::strip::<BenchmarkRun>)
+        .reflect(writer)
+        .applied_objects();
+    let controller = Controller::for_stream(runs_stream, store.clone());
     let reporter = Reporter {
         controller: MANAGER.into(),
         instance: std::env::var("POD_NAME").ok(),
@@ -146,7 +162,11 @@ pub async fn run(client: Client, config: Config, metrics: Arc<Metrics>) {
         .for_each(|res| async move {
             match res {
                 Ok((obj, _)) => tracing::debug!(run = %obj, "reconciled"),
-                Err(e) => tracing::warn!(error = %e, "reconcile failed"),
+                Err(e) => {
+                    let error = e.to_string();
+                    let error = logtext::cap(&error, logtext::LOG_MAX);
+                    tracing::warn!(%error, "reconcile failed")
+                }
             }
         });
     futures::future::join(runs, schedules).await;
@@ -250,7 +270,8 @@ async fn reconcile_inner(run: &BenchmarkRun, ctx: &Context) -> Result<Requeue> {
         Applied::All => {}
         Applied::RunDeleted => return Ok(Requeue::await_change()),
         Applied::Refused(refusal, _) => {
-            tracing::warn!(run = %owner.name, child = %refusal.child, message = %refusal.message, "apply refused");
+            let message = logtext::cap(&refusal.message, logtext::LOG_MAX);
+            tracing::warn!(run = %owner.name, child = %refusal.child, %message, "apply refused");
             decision = plan::plan_refused(&v, &status, &observed, &refusal, now);
             match apply(ctx, &owner, &v, &decision.actions).await? {
                 Applied::All => {}
@@ -292,7 +313,9 @@ fn error_policy(run: Arc<BenchmarkRun>, error: &Error, ctx: Arc<Context>) -> Req
     let n = failures.entry(slots::key(&run)).or_insert(0);
     *n = n.saturating_add(1);
     let delay = Duration::from_secs((5u64 << (*n - 1).min(6)).min(300));
-    tracing::warn!(run = %slots::key(&run), error = %error, retry_in = ?delay, "reconcile failed");
+    let error = error.to_string();
+    let error = logtext::cap(&error, logtext::LOG_MAX);
+    tracing::warn!(run = %slots::key(&run), %error, retry_in = ?delay, "reconcile failed");
     Requeue::requeue(delay)
 }
 
@@ -378,6 +401,43 @@ where
     }
 }
 
+/// Creates child `obj` once: when the run's own child of that name exists already (in the
+/// cache, or, when the cache does not hold it yet, at the apiserver), it is left as it is and
+/// this succeeds. For a Job: its pod template is immutable and carries what was decided when
+/// it was made (the agreed start time, the restart counts), so a reconcile that did not see it
+/// (a lagging cache, a status write that lost a race) must not apply it again with new values,
+/// which the apiserver would refuse (422) and the planner would take as a failed measurement.
+/// Another object holding the name fails with [`Error::NotOwned`], as in [`write`].
+async fn create_once<K>(
+    api: &Api<K>,
+    cached: &Store<K>,
+    owner: &Owner,
+    obj: &K,
+    kind: &'static str,
+) -> Result<()>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+        + 'static,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    match claim(api, cached, owner, &name, kind).await? {
+        ownership::Claim::Free => ssa(api, obj, None, kind).await,
+        ownership::Claim::Ours(_) => {
+            tracing::debug!(run = %owner.name, %kind, %name, "exists already; not applied again");
+            Ok(())
+        }
+        ownership::Claim::Foreign(who) => Err(Error::NotOwned {
+            kind,
+            name,
+            owner: who,
+        }),
+    }
+}
+
 /// Deletes object `o` (which must be the run's own, see [`ownership::is_ours`]) only if its
 /// name still holds it: its uid is the apiserver's precondition.
 async fn delete_own<K>(api: &Api<K>, o: &K, dp: &DeleteParams, kind: &'static str) -> Result<()>
@@ -426,7 +486,7 @@ async fn apply(
     actions: &[Action],
 ) -> Result<Applied> {
     for action in actions {
-        tracing::info!(run = %owner.name, ?action, "apply");
+        tracing::info!(run = %owner.name, action = %action.describe(&owner.name), "apply");
         match apply_one(ctx, owner, v, action).await {
             Ok(true) => return Ok(Applied::RunDeleted),
             Ok(false) => {}
@@ -517,7 +577,7 @@ async fn apply_one(
         Action::CreateSeedJob { service, addresses } => {
             let pull = &ctx.config.image_pull_policy;
             let job = builders::build_seed_job(owner, v, *service, addresses, pull);
-            write(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
+            create_once(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
         }
         Action::DeleteServices => delete_services(ctx, owner).await?,
         Action::CreateJob {
@@ -540,7 +600,7 @@ async fn apply_one(
                 node_selector,
                 &ctx.config.load,
             );
-            write(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
+            create_once(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
         }
         Action::DeleteJobs(jobs) => {
             let api = Api::<Job>::namespaced(c.clone(), ns);
@@ -694,12 +754,14 @@ async fn publish(ctx: &Context, run: &BenchmarkRun, notes: &[Note]) {
                 EventType::Normal
             },
             reason: n.reason.into(),
-            note: Some(n.message.chars().take(1000).collect()),
+            note: Some(logtext::cap(&n.message, logtext::EVENT_MAX).into_owned()),
             action: n.reason.into(),
             secondary: None,
         };
         if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-            tracing::warn!(error = %e, reason = n.reason.as_str(), "failed to publish an event");
+            let error = e.to_string();
+            let error = logtext::cap(&error, logtext::LOG_MAX);
+            tracing::warn!(%error, reason = n.reason.as_str(), "failed to publish an event");
         }
     }
 }

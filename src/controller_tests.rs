@@ -164,12 +164,33 @@ impl Operator {
     /// One reconcile of run `name`, with the caches holding what the fake holds (as the
     /// watches would have delivered it by then).
     async fn reconcile(&mut self, name: &str) -> Result<Requeue> {
+        self.reconcile_lagging(name, |_| {}).await
+    }
+
+    /// One reconcile of run `name` as the apiserver holds it, with the caches filled from the
+    /// fake and then changed by `lag` (a watch event not delivered yet, or one delivered late).
+    async fn reconcile_lagging(
+        &mut self,
+        name: &str,
+        lag: impl FnOnce(&mut crate::caches::Writers),
+    ) -> Result<Requeue> {
+        let run = self.run(name);
+        self.reconcile_as(run, lag).await
+    }
+
+    /// One reconcile of `run` (which may be older than the apiserver's), with the caches filled
+    /// from the fake and then changed by `lag`.
+    async fn reconcile_as(
+        &mut self,
+        run: BenchmarkRun,
+        lag: impl FnOnce(&mut crate::caches::Writers),
+    ) -> Result<Requeue> {
         for run in self.fake.list::<BenchmarkRun>(None) {
             self.cache.apply_watcher_event(&watcher::Event::Apply(run));
         }
         let (f, w) = (&self.fake, &mut self.children);
         if !self.relist {
-            return reconcile(Arc::new(self.run(name)), self.ctx.clone()).await;
+            return reconcile(Arc::new(run), self.ctx.clone()).await;
         }
         relist(f, &mut w.deployments);
         relist(f, &mut w.services);
@@ -179,7 +200,8 @@ impl Operator {
         if let Some(nodes) = w.nodes.as_mut() {
             relist(f, nodes);
         }
-        reconcile(Arc::new(self.run(name)), self.ctx.clone()).await
+        lag(w);
+        reconcile(Arc::new(run), self.ctx.clone()).await
     }
 
     /// Reconciles run `name` until `done` holds (each reconcile succeeding), at most ten
@@ -281,15 +303,37 @@ fn load_result() -> benchrun_wire::LoadResult {
     }
 }
 
+/// [`load_result`] with histograms that decode (several load pods' results are merged by
+/// their histograms).
+fn mergeable_load_result() -> benchrun_wire::LoadResult {
+    use benchrun_wire::hist;
+    let mut latency = hist::new_latency();
+    let mut connect = hist::new_latency();
+    for us in [9_000, 10_100, 12_000, 41_200, 90_500] {
+        latency.record(us).expect("in range");
+        connect.record(us / 40).expect("in range");
+    }
+    let mut load = load_result();
+    load.histograms.latency = hist::encode(&latency);
+    load.histograms.connect = hist::encode(&connect);
+    load
+}
+
 /// The cluster runs load Job `name` to completion: its one pod succeeded on `node-b` and
 /// printed `load` as its last log line.
 fn complete_load(fake: &FakeApi, name: &str, load: &benchrun_wire::LoadResult) {
+    complete_load_pods(fake, name, load, 1);
+}
+
+/// The cluster runs load Job `name` to completion: its `pods` pods succeeded on `node-b`,
+/// each printing `load` as its last log line.
+fn complete_load_pods(fake: &FakeApi, name: &str, load: &benchrun_wire::LoadResult, pods: usize) {
     let now = Timestamp::now();
     let ago = |secs| before(now, secs);
     fake.update::<Job>(Some(NS), name, |j| {
         j.status = Some(
             serde_json::from_value(json!({
-                "succeeded": 1, "completionTime": ago(15),
+                "succeeded": pods, "completionTime": ago(15),
                 "conditions": [{"type": "Complete", "status": "True"}],
             }))
             .expect("a Job status"),
@@ -298,11 +342,12 @@ fn complete_load(fake: &FakeApi, name: &str, load: &benchrun_wire::LoadResult) {
     let job: Job = fake.get(Some(NS), name).expect("the load Job");
     let mut labels = pod_labels(&job.spec.expect("a spec").template);
     labels.insert("job-name".into(), name.into());
-    let pod = format!("{name}-0-abcde");
-    fake.put::<Pod>(
+    for index in 0..pods {
+        let pod = format!("{name}-{index}-abcde");
+        fake.put::<Pod>(
         &serde_json::from_value(json!({
             "metadata": {"name": pod, "namespace": NS, "labels": labels,
-                         "annotations": {"batch.kubernetes.io/job-completion-index": "0"}},
+                         "annotations": {"batch.kubernetes.io/job-completion-index": index.to_string()}},
             "spec": {"nodeName": "node-b",
                      "containers": [{"name": "load", "image": "benchrun.local/benchrun-load:test"}]},
             "status": {
@@ -317,8 +362,9 @@ fn complete_load(fake: &FakeApi, name: &str, load: &benchrun_wire::LoadResult) {
         }))
         .expect("a load pod"),
     );
-    let line = serde_json::to_string(load).expect("the result serializes");
-    fake.set_log(NS, &pod, &format!("warming up\n{line}\n"));
+        let line = serde_json::to_string(load).expect("the result serializes");
+        fake.set_log(NS, &pod, &format!("warming up\n{line}\n"));
+    }
 }
 
 /// (resource, name) of every DELETE, in order.
@@ -895,4 +941,304 @@ async fn a_run_made_while_the_watch_was_lost_is_reconciled_after_the_relist() {
         "the reconcile wrote the run's status"
     );
     controller.abort();
+}
+
+/// Log lines written at `info` and above while the guard [`capture_logs`] returns is held.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl Logs {
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&lock(&self.0))
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        lock(&self.0).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// The operator's log lines (text, at the deployed level `info`) on this thread until the
+/// guard is dropped. A `#[tokio::test]` runs its reconciles on its own thread.
+fn capture_logs() -> (Logs, tracing::subscriber::DefaultGuard) {
+    let logs = Logs::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(logs.clone())
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .finish();
+    (logs, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test]
+async fn no_log_line_carries_the_stored_load_result_only_what_was_applied_and_its_size() {
+    let (logs, _guard) = capture_logs();
+    let fake = FakeApi::new();
+    fake.put(&node());
+    fake.put(&benchmark_run("demo", 5));
+    let mut op = Operator::new(&fake);
+    let v = validate(&op.run("demo").spec).expect("the spec is valid");
+    let target = names::target_name("demo", "web", &names::config_hash("web", &v.cells[0]));
+    let job = names::job_name("demo", 0, 0);
+    op.reconcile_until("demo", "the target is applied", |f| {
+        has::<Deployment>(f, &target)
+    })
+    .await;
+    bring_up_target(&fake, &target);
+    op.reconcile_until("demo", "the load Job is made", |f| has::<Job>(f, &job))
+        .await;
+    complete_load(&fake, &job, &load_result());
+    op.reconcile_until("demo", "the result is recorded", |f| {
+        let run: BenchmarkRun = f.get(Some(NS), "demo").unwrap();
+        !run.status.unwrap_or_default().results.is_empty()
+    })
+    .await;
+
+    let detail = names::detail_name("demo", 0, 0);
+    let stored: ConfigMap = fake.get(Some(NS), &detail).expect("the detail ConfigMap");
+    let size = stored.data.unwrap()[DETAIL_KEY].len();
+    let lines = logs.lines();
+    let applied = lines
+        .iter()
+        .find(|l| l.contains(&format!("apply ConfigMap {detail}")))
+        .unwrap_or_else(|| panic!("the detail's apply is logged: {lines:#?}"));
+    assert!(applied.contains(&format!("({size} bytes)")), "{applied}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(&format!("create Job {job}"))),
+        "{lines:#?}"
+    );
+    for line in &lines {
+        // A field of the load result, as JSON or as Debug prints it.
+        assert!(
+            !line.contains("window_end_ms"),
+            "a payload in the log: {line}"
+        );
+        assert!(
+            line.len() <= 2 * crate::logtext::LOG_MAX,
+            "{} bytes: {line}",
+            line.len()
+        );
+    }
+}
+
+/// One cell measured by two load pods, which begin at an agreed time (`--start-at`).
+const SPEC_TWO_LOAD_PODS: &str = r#"
+targets: [{name: web, image: example/web:1, port: 3000, readinessPath: /healthz}]
+scenarios: [{name: hello, path: /hello}]
+resources: {cpu: "500m", memory: 128Mi}
+load: {connections: 100, duration: 10s, warmup: 3s, pods: 2}
+"#;
+
+/// The run `name` of `spec`, its target up and its load Job `job` made: returns the Job as
+/// made.
+async fn up_to_the_load_job(fake: &FakeApi, op: &mut Operator, spec: &str) -> (String, Job) {
+    let mut run = benchmark_run("demo", 5);
+    run.spec = serde_yaml::from_str(spec).expect("the spec parses");
+    fake.put(&run);
+    let v = validate(&run.spec).expect("the spec is valid");
+    let target = names::target_name("demo", "web", &names::config_hash("web", &v.cells[0]));
+    let job = names::job_name("demo", 0, 0);
+    op.reconcile_until("demo", "the target is applied", |f| {
+        has::<Deployment>(f, &target) && has::<Service>(f, &target)
+    })
+    .await;
+    bring_up_target(fake, &target);
+    op.reconcile_until("demo", "the load Job is made", |f| has::<Job>(f, &job))
+        .await;
+    let made: Job = fake.get(Some(NS), &job).expect("the load Job");
+    (job, made)
+}
+
+#[tokio::test]
+async fn a_job_made_but_not_yet_in_the_cache_is_not_written_again_and_its_cell_is_measured() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let mut op = Operator::new(&fake);
+    let (job, made) = up_to_the_load_job(&fake, &mut op, SPEC_TWO_LOAD_PODS).await;
+    assert!(
+        made.annotations().contains_key(names::START_AT),
+        "two load pods begin at an agreed time"
+    );
+
+    // The jobs cache has not delivered the Job yet: the cell goes back to Deploying, which
+    // makes the Job again from a new clock; the Job is left as it was made.
+    for _ in 0..4 {
+        op.reconcile_lagging("demo", |w| {
+            w.jobs
+                .apply_watcher_event(&watcher::Event::Delete(made.clone()))
+        })
+        .await
+        .expect("the reconcile succeeds");
+    }
+    let now: Job = fake.get(Some(NS), &job).expect("the load Job");
+    assert_eq!(
+        now.metadata.resource_version, made.metadata.resource_version,
+        "the Job was not written again"
+    );
+    let status = op.status("demo");
+    assert!(status.results.is_empty(), "{:#?}", status.results);
+    assert!(
+        !op.reasons().contains(&"ApplyRefused".to_string()),
+        "{:#?}",
+        op.events()
+    );
+
+    // The cache catches up; the load completes and is measured.
+    complete_load_pods(&fake, &job, &mergeable_load_result(), 2);
+    op.reconcile_until("demo", "the run is finished", |f| {
+        let run: BenchmarkRun = f.get(Some(NS), "demo").unwrap();
+        plan::is_finished(&run.status.unwrap_or_default())
+    })
+    .await;
+    let status = op.status("demo");
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    assert_eq!(r.outcome, Outcome::Measured, "{r:#?}");
+}
+
+#[tokio::test]
+async fn the_apiserver_refuses_a_changed_job_template_as_immutable() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let mut op = Operator::new(&fake);
+    let (job, mut made) = up_to_the_load_job(&fake, &mut op, SPEC_TWO_LOAD_PODS).await;
+    let api = Api::<Job>::namespaced(fake.client(), NS);
+    let container = &mut made
+        .spec
+        .as_mut()
+        .unwrap()
+        .template
+        .spec
+        .as_mut()
+        .unwrap()
+        .containers[0];
+    container.args = Some(vec!["--start-at=1".into()]);
+    made.metadata.managed_fields = None;
+    let e = api
+        .patch(
+            &job,
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(&made),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, kube::Error::Api(s) if s.code == 422 && s.message.contains("immutable")),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn a_job_deleted_but_still_in_the_cache_neither_fails_nor_repeats_its_measurement() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let mut op = Operator::new(&fake);
+    let (job, _) = up_to_the_load_job(&fake, &mut op, SPEC).await;
+    complete_load(&fake, &job, &load_result());
+    let completed: Job = fake.get(Some(NS), &job).expect("the load Job");
+    op.reconcile_until("demo", "the Job is deleted once measured", |f| {
+        !has::<Job>(f, &job)
+    })
+    .await;
+
+    // The jobs cache still holds the completed Job for the rest of the run.
+    for _ in 0..4 {
+        op.reconcile_lagging("demo", |w| {
+            w.jobs
+                .apply_watcher_event(&watcher::Event::Apply(completed.clone()))
+        })
+        .await
+        .expect("the reconcile succeeds");
+    }
+    let status = op.status("demo");
+    assert_eq!(status.phase, Some(Phase::Succeeded), "{status:#?}");
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    assert_eq!(r.outcome, Outcome::Measured);
+    let requests = fake.requests();
+    let job_writes = requests.iter().filter(|r| r.is_apply_of("jobs")).count();
+    assert_eq!(job_writes, 1, "the load ran once");
+    let logs = requests.iter().filter(|r| r.path.ends_with("/log")).count();
+    assert_eq!(logs, 1, "its log was read once");
+}
+
+#[tokio::test]
+async fn a_status_write_that_lost_a_race_neither_fails_nor_repeats_a_measurement() {
+    let fake = FakeApi::new();
+    fake.put(&node());
+    let mut op = Operator::new(&fake);
+    let (job, made) = up_to_the_load_job(&fake, &mut op, SPEC_TWO_LOAD_PODS).await;
+    // The reconcile that made the Job wrote `Loading`; the next one reads the run as it was
+    // before that write (the runs cache lags), and the jobs cache lags too.
+    let mut stale = op.run("demo");
+    let status = stale.status.as_mut().expect("a status");
+    let cur = status.current.as_mut().expect("a current measurement");
+    assert_eq!(cur.stage, benchrun_api::Stage::Loading);
+    cur.stage = benchrun_api::Stage::Deploying;
+    cur.job = None;
+    op.reconcile_as(stale, |w| {
+        w.jobs
+            .apply_watcher_event(&watcher::Event::Delete(made.clone()))
+    })
+    .await
+    .expect("the reconcile succeeds");
+    let now: Job = fake.get(Some(NS), &job).expect("the load Job");
+    assert_eq!(
+        now.metadata.resource_version, made.metadata.resource_version,
+        "the Job was not written again"
+    );
+    assert!(
+        !op.reasons().contains(&"ApplyRefused".to_string()),
+        "{:#?}",
+        op.events()
+    );
+
+    // The load's result is recorded, but the status write that records it fails; the next
+    // reconcile records it from the stored detail, once.
+    complete_load_pods(&fake, &job, &mergeable_load_result(), 2);
+    fake.fail(
+        Method::PATCH,
+        "/benchmarkruns/demo/status",
+        Fault::Status(409, "Conflict", "the object has been modified".into()),
+        1,
+    );
+    let mut failed = false;
+    for _ in 0..10 {
+        failed |= op.reconcile("demo").await.is_err();
+        if plan::is_finished(&op.status("demo")) {
+            break;
+        }
+    }
+    assert!(failed, "the status write failed once");
+    let status = op.status("demo");
+    assert_eq!(status.phase, Some(Phase::Succeeded), "{status:#?}");
+    let [r] = status.results.as_slice() else {
+        panic!("one result: {:#?}", status.results);
+    };
+    assert_eq!(r.outcome, Outcome::Measured);
+    let job_writes = fake
+        .requests()
+        .iter()
+        .filter(|r| r.is_apply_of("jobs"))
+        .count();
+    assert_eq!(job_writes, 1, "the load ran once");
 }

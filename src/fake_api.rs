@@ -14,7 +14,9 @@
 //! (a Deployment becoming available, a Job completing, a pod's log), and answers the review
 //! APIs (TokenReview, SubjectAccessReview) with [`FakeApi::answer_creates`]. Not an apiserver: no
 //! validation, no defaulting, no garbage collection; a server-side apply merges the applied
-//! object into the stored one (RFC 7386), which is what a single field manager sees.
+//! object into the stored one (RFC 7386), which is what a single field manager sees, except
+//! that a Job's pod template is immutable, as the apiserver has it: a write that changes the
+//! stored one is refused with 422 Invalid.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -592,9 +594,21 @@ impl FakeApi {
                     (None, Some(_), _) | (None, None, false) => return not_found(t, &name),
                     // The main resource ignores a status in the patch.
                     (old, _, _) => {
+                        let existed = old.is_some();
                         let mut obj = old.unwrap_or_else(|| json!({}));
                         let kept = obj.get("status").cloned();
+                        let template = obj["spec"]["template"].clone();
                         merge(&mut obj, &body);
+                        if existed
+                            && immutable_template(&t.resource)
+                            && obj["spec"]["template"] != template
+                        {
+                            let message = format!(
+                                "{} {name:?} is invalid: spec.template: Invalid value: field is immutable",
+                                t.resource
+                            );
+                            return status(422, "Invalid", &message);
+                        }
                         match kept {
                             Some(s) => obj["status"] = s,
                             None => {
@@ -628,6 +642,12 @@ impl FakeApi {
             ),
         }
     }
+}
+
+/// Whether an object of `resource` (plural) has an immutable `spec.template`, as a Job's is:
+/// a write that changes it is refused (422 Invalid).
+fn immutable_template(resource: &str) -> bool {
+    resource == "jobs"
 }
 
 /// The storage key of object `name` of kind `K`.

@@ -40,6 +40,7 @@ pub mod kills;
 pub mod leader;
 pub mod lease;
 pub mod logging;
+pub mod logtext;
 pub mod metrics_auth;
 pub mod names;
 pub mod num;

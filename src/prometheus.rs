@@ -383,7 +383,9 @@ impl Prometheus {
                     Ok(confined) => confined,
                     // Refused at validation; a query that fails here is skipped, not run wide.
                     Err(err) => {
-                        tracing::warn!(name = %e.name, error = %err, "extra query not confined; skipped");
+                        let error = err.to_string();
+                        let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+                        tracing::warn!(name = %e.name, %error, "extra query not confined; skipped");
                         continue;
                     }
                 },
@@ -393,8 +395,15 @@ impl Prometheus {
                 Ok(Some(v)) => {
                     extra.insert(e.name.clone(), v);
                 }
-                Ok(None) => tracing::warn!(name = %e.name, %query, "extra query returned no data"),
-                Err(err) => tracing::warn!(name = %e.name, error = %err, "extra query failed"),
+                Ok(None) => {
+                    let query = crate::logtext::cap(&query, crate::logtext::LOG_MAX);
+                    tracing::warn!(name = %e.name, %query, "extra query returned no data")
+                }
+                Err(err) => {
+                    let error = err.to_string();
+                    let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+                    tracing::warn!(name = %e.name, %error, "extra query failed")
+                }
             }
         }
         Ok((usage, extra))
@@ -542,8 +551,11 @@ fn log_refusal(e: &PromError, query: &str, body: &[u8]) {
     if let PromError::Query { status, .. } = e {
         let message = serde_json::from_slice::<ApiResponse>(body)
             .ok()
-            .and_then(|a| a.error);
-        tracing::warn!(%query, status, ?message, "Prometheus refused a query");
+            .and_then(|a| a.error)
+            .unwrap_or_default();
+        let query = crate::logtext::cap(query, crate::logtext::LOG_MAX);
+        let message = crate::logtext::cap(&message, crate::logtext::LOG_MAX);
+        tracing::warn!(%query, status, %message, "Prometheus refused a query");
     }
 }
 

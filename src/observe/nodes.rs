@@ -27,6 +27,57 @@ pub fn no_node_access(c: &crate::caches::Children) -> Option<String> {
 pub const NO_NODE_ACCESS: &str =
     "no node read access (a namespaced install, or no benchrun-operator-node-reader ClusterRole)";
 
+/// Whether this operator may read nodes, found once at start ([`probe`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeAccess {
+    /// A list of nodes was answered.
+    Granted,
+    /// The apiserver refused it (403): no node store, no wait for one, no watch retried.
+    Denied,
+    /// The answer was some other error (the apiserver not reachable yet, say): the nodes are
+    /// watched as if granted, and a reconcile waits for them only in the first seconds.
+    Unknown(String),
+}
+
+impl NodeAccess {
+    /// Whether to watch and cache the nodes.
+    pub fn watch(&self) -> bool {
+        !matches!(self, NodeAccess::Denied)
+    }
+}
+
+/// What the answer to a list of nodes says of the operator's access. Pure.
+pub fn access_of(answer: Result<(), &kube::Error>) -> NodeAccess {
+    match answer {
+        Ok(()) => NodeAccess::Granted,
+        Err(kube::Error::Api(s)) if s.code == 403 => NodeAccess::Denied,
+        Err(e) => NodeAccess::Unknown(e.to_string()),
+    }
+}
+
+/// Asks the apiserver once, at start, for one node's metadata: whether this operator may read
+/// nodes ([`access_of`]), logged once. Without it the nodes are neither watched nor waited for,
+/// and what needs them (node roles, the fit check, image sizes) is skipped, as the runs say.
+pub async fn probe(client: &kube::Client) -> NodeAccess {
+    let answer = Api::<Node>::all(client.clone())
+        .list_metadata(&ListParams::default().limit(1))
+        .await;
+    let access = access_of(answer.as_ref().map(|_| ()));
+    match &access {
+        NodeAccess::Granted => {
+            tracing::info!("nodes can be read: node roles and the fit check are on")
+        }
+        NodeAccess::Denied => tracing::info!(
+            "{NO_NODE_ACCESS}: node roles, the fit check and image sizes are skipped"
+        ),
+        NodeAccess::Unknown(e) => {
+            let error = crate::logtext::cap(e, crate::logtext::LOG_MAX);
+            tracing::warn!(%error, "could not tell whether nodes can be read; watching them")
+        }
+    }
+    access
+}
+
 /// Every schedulable node's room, from the nodes cache and a list of the cluster's unfinished
 /// pods; why not when the operator has no nodes cache or cannot list pods cluster-wide (a
 /// namespaced install has no right to; the fit check is then not done, and the run says so).
@@ -193,6 +244,33 @@ pub fn load_unschedulable(pods: &[Pod], start_ms: Option<i64>, now_ms: i64) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn node_access_is_found_from_one_list_refused_granted_or_unknown() {
+        use crate::fake_api::{FakeApi, Fault};
+        let fake = FakeApi::new();
+        assert_eq!(probe(&fake.client()).await, NodeAccess::Granted);
+        let forbidden = "nodes is forbidden: User \"system:serviceaccount:benchrun:op\" cannot list resource \"nodes\"";
+        fake.fail(
+            http::Method::GET,
+            "/api/v1/nodes",
+            Fault::Status(403, "Forbidden", forbidden.into()),
+            1,
+        );
+        let denied = probe(&fake.client()).await;
+        assert_eq!(denied, NodeAccess::Denied);
+        assert!(!denied.watch(), "no watch, so no wait for one");
+        fake.fail(http::Method::GET, "/api/v1/nodes", Fault::Disconnect, 1);
+        let unknown = probe(&fake.client()).await;
+        assert!(matches!(unknown, NodeAccess::Unknown(_)), "{unknown:?}");
+        assert!(unknown.watch());
+        let lists = fake
+            .requests()
+            .iter()
+            .filter(|r| r.is_list_of("nodes"))
+            .count();
+        assert_eq!(lists, 3, "one list each");
+    }
 
     fn node(name: &str, role: &str, cpu: &str) -> Node {
         serde_json::from_value(serde_json::json!({

@@ -141,6 +141,53 @@ pub enum Action {
     TakeSlot,
 }
 
+impl Action {
+    /// What a log line says of this action: its kind, the child it writes or deletes (by its
+    /// deterministic name where the action alone gives it) and its size, never its body (a
+    /// detail ConfigMap's JSON reaches 900 KiB). Pure.
+    pub fn describe(&self, run: &str) -> String {
+        match self {
+            Action::ApplyTarget { cell, round, .. } => match round {
+                Some(r) => format!("apply the target of cell {cell}, round {r}"),
+                None => format!("apply the target of cell {cell}"),
+            },
+            Action::ApplyServices { .. } => "apply the backing services".into(),
+            Action::CreateSeedJob { service, .. } => {
+                format!("create the seeding Job of backing service {service}")
+            }
+            Action::DeleteServices => "delete the backing services".into(),
+            Action::DeleteTargets { except: Some(c) } => {
+                format!("delete the targets but configuration {c}")
+            }
+            Action::DeleteTargets { except: None } => "delete the targets".into(),
+            Action::CreateJob {
+                cell,
+                repeat,
+                start_at_ms,
+                ..
+            } => {
+                let job = crate::names::job_name(run, *cell, *repeat);
+                match start_at_ms {
+                    Some(t) => format!("create Job {job} (start at {t})"),
+                    None => format!("create Job {job}"),
+                }
+            }
+            Action::DeleteJobs(jobs) => {
+                let all = jobs.join(", ");
+                let names = crate::logtext::cap(&all, crate::logtext::LOG_MAX);
+                format!("delete {} Job(s): {names}", jobs.len())
+            }
+            Action::StoreDetail { cell, repeat, json } => format!(
+                "apply ConfigMap {} ({} bytes)",
+                crate::names::detail_name(run, *cell, *repeat),
+                json.len()
+            ),
+            Action::DeleteRun => "delete the run".into(),
+            Action::TakeSlot => "take a measuring slot".into(),
+        }
+    }
+}
+
 /// An event to record on the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Note {

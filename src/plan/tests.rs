@@ -1607,3 +1607,44 @@ fn the_old_configuration_stays_while_its_last_window_waits_for_prometheus() {
         "WaitingForPrometheus"
     );
 }
+
+#[test]
+fn an_action_is_described_by_kind_name_and_size_never_by_its_body() {
+    let json = format!("{{\"latency\":\"{}\"}}", "A".repeat(900 * 1024));
+    let store = Action::StoreDetail {
+        cell: 2,
+        repeat: 1,
+        json: json.clone(),
+    };
+    let described = store.describe("demo");
+    assert_eq!(
+        described,
+        format!(
+            "apply ConfigMap {} ({} bytes)",
+            crate::names::detail_name("demo", 2, 1),
+            json.len()
+        )
+    );
+    let job = Action::CreateJob {
+        cell: 0,
+        repeat: 3,
+        cluster_ip: "10.96.0.7".into(),
+        restarts_baseline: Default::default(),
+        start_at_ms: Some(1_800_000_000_000),
+        node_selector: Default::default(),
+    };
+    assert_eq!(
+        job.describe("demo"),
+        format!(
+            "create Job {} (start at 1800000000000)",
+            crate::names::job_name("demo", 0, 3)
+        )
+    );
+    let many = Action::DeleteJobs((0..1000).map(|i| format!("demo-job-{i}")).collect());
+    let described = many.describe("demo");
+    assert!(
+        described.starts_with("delete 1000 Job(s): demo-job-0, "),
+        "{described}"
+    );
+    assert!(described.len() < 600, "{} bytes", described.len());
+}

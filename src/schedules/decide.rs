@@ -240,16 +240,23 @@ fn exists(f: &Facts, fire: &Fire) -> bool {
 }
 
 /// The runs past `historyLimit`: the oldest finished runs beyond the newest `limit` finished
-/// ones. Unfinished runs and the newest Succeeded run (the next run's baseline) are kept.
+/// ones. Unfinished runs are kept, and so is every run a later run will compare with: the
+/// newest Succeeded run (the next run's baseline) and each run an unfinished run names in
+/// `spec.baseline` (under `Queue` or a manual trigger a queued run names an older one).
 pub fn prune(runs: &[&BenchmarkRun], limit: Option<i32>) -> Vec<String> {
     let limit = limit.map_or(DEFAULT_HISTORY_LIMIT, |l| l.max(1) as usize);
-    let keep = last_succeeded(runs).and_then(|r| r.metadata.name.clone());
+    let mut keep: Vec<String> = runs
+        .iter()
+        .filter(|r| !finished(r))
+        .filter_map(|r| Some(r.spec.baseline.as_ref()?.run.clone()))
+        .collect();
+    keep.extend(last_succeeded(runs).and_then(|r| r.metadata.name.clone()));
     let done: Vec<&BenchmarkRun> = by_age(runs).into_iter().filter(|r| finished(r)).collect();
     let extra = done.len().saturating_sub(limit);
     done.into_iter()
         .take(extra)
         .filter_map(|r| r.metadata.name.clone())
-        .filter(|n| Some(n) != keep.as_ref())
+        .filter(|n| !keep.contains(n))
         .collect()
 }
 

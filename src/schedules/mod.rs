@@ -143,7 +143,9 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             }
             Err(e) => {
                 let why = create_error(run.metadata.name.as_deref().unwrap_or_default(), &e);
-                tracing::warn!(schedule = %name, error = %e, "could not create a run");
+                let error = e.to_string();
+                let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+                tracing::warn!(schedule = %name, %error, "could not create a run");
                 // Not acted on: the fire is tried again (within the starting deadline).
                 let old = s.status.clone().unwrap_or_default();
                 d.last_schedule_time = old.last_schedule_time.map(|t| t.0);
@@ -161,12 +163,7 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             Err(e) => return Err(e),
         }
     }
-    let mut runs: Vec<&BenchmarkRun> = facts
-        .runs
-        .iter()
-        .copied()
-        .filter(|r| !d.delete.contains(&r.name_any()))
-        .collect();
+    let (series, mut runs) = after_pruning(&s, &facts.runs, &d.delete);
     if let Some(r) = &created {
         runs.push(r);
     }
@@ -176,7 +173,7 @@ async fn reconcile(s: Arc<BenchmarkSchedule>, ctx: Arc<Ctx>) -> Result<Action, k
             .and_then(|s| s.phase)
             .is_some_and(Phase::is_final)
     });
-    let status = status(&s, &runs, &d, create_failed.as_deref(), now);
+    let status = status(&s, &runs, series, &d, create_failed.as_deref(), now);
     publish(&ctx, &s, &d, create_failed.as_deref()).await;
     let again = match create_failed {
         Some(_) => Action::requeue(RETRY_CREATE),
@@ -225,12 +222,14 @@ async fn publish(ctx: &Ctx, s: &BenchmarkSchedule, d: &Decision, create_failed: 
         let ev = Event {
             type_,
             reason: reason.into(),
-            note: Some(note.chars().take(1000).collect()),
+            note: Some(crate::logtext::cap(&note, crate::logtext::EVENT_MAX).into_owned()),
             action: reason.into(),
             secondary: None,
         };
         if let Err(e) = ctx.recorder.publish(&ev, &reference).await {
-            tracing::warn!(error = %e, reason, "failed to publish a schedule event");
+            let error = e.to_string();
+            let error = crate::logtext::cap(&error, crate::logtext::LOG_MAX);
+            tracing::warn!(%error, reason, "failed to publish a schedule event");
         }
     }
 }
@@ -260,17 +259,17 @@ fn requeue(d: &Decision, now: Timestamp, unfinished: bool) -> Action {
     }
 }
 
-/// The schedule's new status from the decision and its runs: the series grown by every
-/// Succeeded run not yet in it (by completion time), the steps found, the conditions.
+/// The schedule's new status from the decision, its runs (those it keeps) and its `series`
+/// ([`grow`]n by every run, the ones pruned now included): the steps found, the conditions.
 fn status(
     s: &BenchmarkSchedule,
     runs: &[&BenchmarkRun],
+    series: Vec<CellSeries>,
     d: &Decision,
     create_failed: Option<&str>,
     now: Timestamp,
 ) -> BenchmarkScheduleStatus {
     let old = s.status.clone().unwrap_or_default();
-    let series = grow(old.series.clone(), runs);
     let changes = history::changes(&series, &history::options(s.spec.changepoints.as_ref()));
     let newest = decide::by_age(runs).last().copied();
     let mut conditions = Vec::new();
@@ -337,6 +336,28 @@ fn status(
         series,
         changes,
     }
+}
+
+/// The schedule's series grown by every run in `all` (the ones pruned now included: a run may
+/// have finished since the last reconcile, and once deleted it is gone from the cache for
+/// good), and the runs it keeps (`all` but those in `deleted`). Pure.
+pub fn after_pruning<'a>(
+    s: &BenchmarkSchedule,
+    all: &[&'a BenchmarkRun],
+    deleted: &[String],
+) -> (Vec<CellSeries>, Vec<&'a BenchmarkRun>) {
+    let old = s
+        .status
+        .as_ref()
+        .map(|st| st.series.clone())
+        .unwrap_or_default();
+    let series = grow(old, all);
+    let kept = all
+        .iter()
+        .copied()
+        .filter(|r| !deleted.contains(&r.name_any()))
+        .collect();
+    (series, kept)
 }
 
 /// Adds the Succeeded runs that finished after the newest point already kept, oldest first (a

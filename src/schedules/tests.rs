@@ -4,6 +4,7 @@ use benchrun_api::schedule::{BenchmarkSchedule, BenchmarkScheduleStatus};
 use benchrun_api::{BenchmarkRun, BenchmarkRunStatus, CellResult, Coordinates, Phase};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt as _;
 
 use super::decide::{self, Facts, Fire};
 use super::grow;
@@ -439,7 +440,14 @@ fn a_refusal_stays_until_a_run_is_made_or_the_spec_changes() {
     let d = decide::decide(&facts(&s, &[], "2026-12-06T10:00:40Z"));
     assert!(d.create.is_none(), "nothing due");
     let now = t("2026-12-06T10:00:40Z");
-    let refused = super::status(&s, &[], &d, Some("could not create run nightly-x: no"), now);
+    let refused = super::status(
+        &s,
+        &[],
+        Vec::new(),
+        &d,
+        Some("could not create run nightly-x: no"),
+        now,
+    );
     let c = &refused.conditions[0];
     assert_eq!(
         (c.status.as_str(), c.reason.as_str()),
@@ -447,7 +455,7 @@ fn a_refusal_stays_until_a_run_is_made_or_the_spec_changes() {
     );
     // Nothing due, nothing created: it stays.
     s.status = Some(refused);
-    let kept = super::status(&s, &[], &d, None, now);
+    let kept = super::status(&s, &[], Vec::new(), &d, None, now);
     assert_eq!(kept.conditions[0].reason, "RunCreateFailed");
     assert_eq!(
         kept.conditions[0].message,
@@ -455,6 +463,40 @@ fn a_refusal_stays_until_a_run_is_made_or_the_spec_changes() {
     );
     // A new generation of the spec: Ready again (its next fire will tell).
     s.metadata.generation = Some(2);
-    let fresh = super::status(&s, &[], &d, None, now);
+    let fresh = super::status(&s, &[], Vec::new(), &d, None, now);
     assert_eq!(fresh.conditions[0].status, "True");
+}
+
+#[test]
+fn a_run_that_an_unfinished_run_compares_with_is_not_pruned() {
+    let at = |i: i64| (t("2026-12-06T10:00:00Z") + SignedDuration::from_mins(i)).to_string();
+    let mut runs: Vec<BenchmarkRun> = (0..4)
+        .map(|i| run(&format!("r{i}"), &at(i), Phase::Succeeded))
+        .collect();
+    // Queued under `Queue` (or made by a trigger) when r1 was the newest Succeeded run.
+    let mut queued = run("q", &at(2), Phase::Queued);
+    queued.spec.baseline = Some(benchrun_api::BaselineSpec {
+        run: "r1".into(),
+        tolerance: None,
+    });
+    runs.push(queued);
+    let refs: Vec<&BenchmarkRun> = runs.iter().collect();
+    assert_eq!(decide::prune(&refs, Some(1)), ["r0", "r2"]);
+}
+
+#[test]
+fn a_run_pruned_in_the_reconcile_that_sees_it_finished_is_added_to_the_series_first() {
+    let s = schedule(serde_json::json!({"historyLimit": 1}));
+    let runs = [
+        measured("a", "2026-12-06T10:01:00Z", 100.0),
+        measured("b", "2026-12-06T10:02:00Z", 110.0),
+    ];
+    let f = facts(&s, &runs, "2026-12-06T10:02:30Z");
+    let d = decide::decide(&f);
+    assert_eq!(d.delete, ["a"]);
+    let (series, kept) = super::after_pruning(&s, &f.runs, &d.delete);
+    let points: Vec<&str> = series[0].points.iter().map(|p| p.run.as_str()).collect();
+    assert_eq!(points, ["a", "b"]);
+    let kept: Vec<String> = kept.iter().map(|r| r.name_any()).collect();
+    assert_eq!(kept, ["b"]);
 }

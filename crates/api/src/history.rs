@@ -151,13 +151,25 @@ pub fn points(run: &BenchmarkRun) -> Vec<(String, Coordinates, SeriesPoint)> {
 
 /// Adds a finished run's points to the series (once: a run already in a cell's series is not
 /// added again), keeping at most [`MAX_POINTS`] per cell (the oldest go) and [`MAX_SERIES`]
-/// cells (a cell beyond that is not tracked). Returns whether anything was added.
+/// cells. A cell of this run not yet tracked while [`MAX_SERIES`] are takes the place of the
+/// series this run does not measure whose newest point is the oldest ([`evictable`]): after a
+/// template change the cells it measures now are tracked, and those it no longer measures go
+/// first. Only when this run itself measures more than [`MAX_SERIES`] cells is one not
+/// tracked. Returns whether anything was added.
 pub fn add_run(series: &mut Vec<CellSeries>, run: &BenchmarkRun) -> bool {
+    let points = points(run);
+    let measured: Vec<&str> = points.iter().map(|(key, _, _)| key.as_str()).collect();
     let mut added = false;
-    for (key, coordinates, point) in points(run) {
+    for (key, coordinates, point) in points.iter().cloned() {
         let at = match series.iter().position(|s| s.cell == key) {
             Some(i) => i,
-            None if series.len() < MAX_SERIES => {
+            None => {
+                if series.len() >= MAX_SERIES {
+                    let Some(old) = evictable(series, &measured) else {
+                        continue;
+                    };
+                    series.remove(old);
+                }
                 series.push(CellSeries {
                     cell: key,
                     target: coordinates.target,
@@ -166,7 +178,6 @@ pub fn add_run(series: &mut Vec<CellSeries>, run: &BenchmarkRun) -> bool {
                 });
                 series.len() - 1
             }
-            None => continue,
         };
         let s = &mut series[at];
         if s.points.iter().any(|p| p.run == point.run) {
@@ -180,6 +191,26 @@ pub fn add_run(series: &mut Vec<CellSeries>, run: &BenchmarkRun) -> bool {
         added = true;
     }
     added
+}
+
+/// The series to give up for a new one: among those whose cell is not in `measured` (the
+/// cells of the run being added), the one whose newest point is the oldest (a series without
+/// a dated point first, then the earliest in the list). `None` when every series is measured.
+pub fn evictable(series: &[CellSeries], measured: &[&str]) -> Option<usize> {
+    series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !measured.contains(&s.cell.as_str()))
+        .min_by_key(|(i, s)| {
+            let newest = s
+                .points
+                .iter()
+                .filter_map(|p| p.time.as_ref())
+                .map(|t| t.0)
+                .max();
+            (newest, *i)
+        })
+        .map(|(i, _)| i)
 }
 
 /// Whether a run is in any cell's series.

@@ -267,3 +267,83 @@ fn a_step_that_coincides_with_a_new_kernel_is_reported_as_that() {
         "{msg}"
     );
 }
+
+/// A Succeeded run that finished at minute `minute` with one measured repeat of a cell per
+/// connection count in `connections`.
+fn run_of_cells(name: &str, minute: i64, connections: &[i32]) -> BenchmarkRun {
+    let results = connections
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| CellResult {
+            coordinates: Coordinates {
+                connections: c,
+                ..coordinates("demo")
+            },
+            ..result(i as i32, 0, 100.0, 10.0)
+        })
+        .collect();
+    let mut r = run(name, Phase::Succeeded, results);
+    let at = jiff::Timestamp::from_second(1_800_000_000 + minute * 60).unwrap();
+    r.status.as_mut().unwrap().completion_time =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at));
+    r
+}
+
+fn tracked(series: &[CellSeries]) -> Vec<i32> {
+    let mut c: Vec<i32> = series
+        .iter()
+        .map(|s| {
+            s.cell
+                .rsplit_once(" c=")
+                .and_then(|(_, c)| c.parse().ok())
+                .unwrap()
+        })
+        .collect();
+    c.sort();
+    c
+}
+
+#[test]
+fn after_a_template_change_the_new_cells_are_tracked_in_place_of_the_oldest_unused() {
+    let mut series = Vec::new();
+    // The old template measured eight cells; the last of them twice more.
+    let old: Vec<i32> = (1..=8).collect();
+    assert!(add_run(&mut series, &run_of_cells("r0", 0, &old)));
+    assert!(add_run(&mut series, &run_of_cells("r1", 1, &[8])));
+    assert_eq!(series.len(), MAX_SERIES);
+    // The new template keeps cell 8 and measures three new ones.
+    assert!(add_run(
+        &mut series,
+        &run_of_cells("r2", 2, &[8, 16, 32, 64])
+    ));
+    assert_eq!(series.len(), MAX_SERIES);
+    assert_eq!(tracked(&series), [4, 5, 6, 7, 8, 16, 32, 64]);
+    assert_eq!(
+        series
+            .iter()
+            .find(|s| s.cell.ends_with(" c=8"))
+            .unwrap()
+            .points
+            .len(),
+        3
+    );
+    for c in [16, 32, 64] {
+        let s = series
+            .iter()
+            .find(|s| s.cell.ends_with(&format!(" c={c}")))
+            .unwrap();
+        assert_eq!(s.points[0].run, "r2");
+    }
+}
+
+#[test]
+fn a_run_of_more_cells_than_the_limit_tracks_the_first_and_evicts_none_of_its_own() {
+    let mut series = Vec::new();
+    let many: Vec<i32> = (1..=10).collect();
+    assert!(add_run(&mut series, &run_of_cells("r0", 0, &many)));
+    assert_eq!(tracked(&series), (1..=8).collect::<Vec<_>>());
+    assert_eq!(
+        evictable(&series, &["demo/hello cpu=500m mem=256Mi c=1"]),
+        Some(1)
+    );
+}
