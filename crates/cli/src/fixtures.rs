@@ -108,6 +108,7 @@ fn load(
         bytes: requests * 120,
         throughput: rps as f64,
         window_counts: None,
+        protocol: None,
         warmup_requests: rps * 10,
         warmup_failed: 0,
         warmup_until_steady: None,

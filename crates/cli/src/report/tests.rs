@@ -36,6 +36,7 @@ fn detail(latencies_us: &[u64], per_second: &[u64]) -> LoadResult {
         bytes: 0,
         throughput: 0.0,
         window_counts: None,
+        protocol: None,
         warmup_requests: 0,
         warmup_failed: 0,
         warmup_until_steady: None,
