@@ -26,9 +26,7 @@ use std::collections::HashSet;
 
 use benchrun_api::repeats::{self, RepeatGoal, RepeatRound, RepeatsReached};
 use benchrun_api::units::format_percent;
-use benchrun_api::{
-    CellResult, Comparison, ComparisonKind, Coordinates, Outcome, ValidatedRun, Verdict,
-};
+use benchrun_api::{CellResult, Comparison, Coordinates, Outcome, ValidatedRun, Verdict};
 
 use crate::comparisons;
 
@@ -93,13 +91,10 @@ pub fn compared(run: &ValidatedRun, results: &[CellResult]) -> Vec<Compared> {
         // A comparison of an unhealthy cell is not made; more repeats would not make it.
         .filter(|c| c.verdict != benchrun_api::ComparisonVerdict::NotCompared)
         .map(|c| {
-            let mut reference = c.coordinates.clone();
-            match c.against {
-                ComparisonKind::Scenario => reference.scenario = c.reference.clone(),
-                _ => reference.target = c.reference.clone(),
-            }
-            let cells = [&c.coordinates, &reference]
+            let reference = c.reference_coordinates();
+            let cells = [Some(&c.coordinates), reference.as_ref()]
                 .into_iter()
+                .flatten()
                 .filter_map(|k| cell_at(results, k))
                 .collect();
             Compared {

@@ -1,19 +1,23 @@
 //! `status.comparisons[]`: cells set side by side over their repeats, with intervals and
 //! verdicts ([`benchrun_api::compare`] does the statistics). Pure.
 //!
-//! Which cells: each target against the first target of `spec.targets` measured at the same
-//! other coordinates (every pair would grow as targets², and "each against the first" is how
-//! people read a table: the first target is the reference); in a run with a single target,
-//! each scenario against the first scenario the same way; and with `spec.baseline`, each cell
-//! against the baseline run's cell with the same coordinates ([`baseline_entry`], made when a
-//! measurement of the cell finishes, because only then is the baseline run read).
+//! Which cells: along the axis `spec.compare.along` names, each value against the first value
+//! the spec lists for it at the same other coordinates (`compute` at 500m against 250m); and
+//! each target against the first target of `spec.targets` measured at the same other
+//! coordinates (every pair would grow as targets², and "each against the first" is how people
+//! read a table: the first is the reference). Two scenarios are compared only when
+//! `spec.compare.along` is `scenario`. With `spec.baseline`, each cell against the baseline
+//! run's cell with the same coordinates ([`baseline_entry`], made when a measurement of the
+//! cell finishes, because only then is the baseline run read).
 
+use benchrun_api::along;
 use benchrun_api::compare::{self, ComparisonVerdict, RatioEstimate};
 use benchrun_api::deployments;
 use benchrun_api::status::MAX_COMPARISONS;
 use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
 use benchrun_api::{
-    CellResult, Comparison, ComparisonKind, Coordinates, ErrorCounts, Outcome, ValidatedRun,
+    CellResult, CompareAxis, Comparison, ComparisonKind, Coordinates, ErrorCounts, Outcome,
+    ValidatedRun,
 };
 use benchrun_wire::LoadResult;
 
@@ -75,6 +79,7 @@ fn not_compared(
         |rs: &[&CellResult]| rs.iter().filter(|r| r.outcome == Outcome::Measured).count();
     Comparison {
         against,
+        axis: None,
         candidate: candidate.to_string(),
         reference: reference.to_string(),
         coordinates: coordinates.clone(),
@@ -209,6 +214,7 @@ pub fn compare_cells(
         .map(|p| round(p, 4));
     Comparison {
         against,
+        axis: None,
         candidate: candidate.to_string(),
         reference: reference.to_string(),
         coordinates: coordinates.clone(),
@@ -305,49 +311,31 @@ pub fn round_significant(x: f64, digits: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// The axis the run's own comparisons run along: targets when it measured two or more, else
-/// scenarios when two or more, else none.
-fn axis(measured: &[&CellResult]) -> Option<ComparisonKind> {
-    let distinct = |f: fn(&Coordinates) -> &str| {
-        let mut v: Vec<&str> = measured.iter().map(|r| f(&r.coordinates)).collect();
-        v.sort();
-        v.dedup();
-        v.len()
-    };
-    if distinct(|c| &c.target) >= 2 {
-        Some(ComparisonKind::Target)
-    } else if distinct(|c| &c.scenario) >= 2 {
-        Some(ComparisonKind::Scenario)
-    } else {
-        None
+/// The axes the run's own comparisons run along: the axis `spec.compare.along` names first
+/// (the question the run was asked), then the targets when it measured two or more. Never the
+/// scenarios unless named: two different requests are not alternatives to each other.
+fn axes(run: &ValidatedRun, measured: &[&CellResult]) -> Vec<CompareAxis> {
+    let mut targets: Vec<&str> = measured
+        .iter()
+        .map(|r| r.coordinates.target.as_str())
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let mut out: Vec<CompareAxis> = run.compare_along.into_iter().collect();
+    if targets.len() >= 2 && !out.contains(&CompareAxis::Target) {
+        out.push(CompareAxis::Target);
     }
+    out
 }
 
-/// The comparisons between this run's own cells: each target (or, with one target, each
-/// scenario) against the first one measured at the same other coordinates, in matrix order of
-/// the candidate cells.
+/// The comparisons between this run's own cells, along each of its [`axes`]: each cell
+/// against the cell at the same other coordinates whose value on the axis comes first in the
+/// spec's list ([`benchrun_api::along::pairs`]), in matrix order of the candidate cells.
 pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison> {
     let measured: Vec<&CellResult> = results
         .iter()
         .filter(|r| r.outcome == Outcome::Measured)
         .collect();
-    let Some(axis) = axis(&measured) else {
-        return Vec::new();
-    };
-    // The value along the axis, its position in the spec, and the coordinates without it.
-    let along = |c: &Coordinates| -> (String, usize, Coordinates) {
-        let mut rest = c.clone();
-        let (name, pos) = if axis == ComparisonKind::Target {
-            let n = std::mem::take(&mut rest.target);
-            let p = run.targets.iter().position(|t| t.name == n);
-            (n, p)
-        } else {
-            let n = std::mem::take(&mut rest.scenario);
-            let p = run.scenarios.iter().position(|s| s.name == n);
-            (n, p)
-        };
-        (name, pos.unwrap_or(usize::MAX), rest)
-    };
     // Cells in matrix order, each with all its repeats (failed ones too: a cell that failed
     // every repeat gets a `NotCompared` entry rather than none).
     let mut cells: Vec<(i32, Vec<&CellResult>)> = Vec::new();
@@ -358,31 +346,26 @@ pub fn within_run(run: &ValidatedRun, results: &[CellResult]) -> Vec<Comparison>
         }
     }
     cells.sort_by_key(|(c, _)| *c);
+    let coordinates: Vec<&Coordinates> = cells.iter().map(|(_, rs)| &rs[0].coordinates).collect();
     let tol = tolerance(run);
     let max_errors = max_error_rate(run);
     let mut out = Vec::new();
-    for (_, cand) in &cells {
-        let (name, pos, rest) = along(&cand[0].coordinates);
-        let reference = cells
-            .iter()
-            .map(|(_, rs)| (along(&rs[0].coordinates), rs))
-            .filter(|((_, _, other), _)| *other == rest)
-            .min_by_key(|((_, p, _), _)| *p);
-        let Some(((ref_name, ref_pos, _), refr)) = reference else {
-            continue;
-        };
-        if ref_pos >= pos {
-            continue;
+    for axis in axes(run, &measured) {
+        let order = run.compare_order(axis);
+        for (i, j) in along::pairs(&coordinates, axis, &order) {
+            let (cand, refr) = (&cells[i].1, &cells[j].1);
+            let mut c = compare_cells(
+                axis.kind(),
+                (&axis.value(coordinates[i]), &axis.value(coordinates[j])),
+                coordinates[i],
+                cand,
+                refr,
+                tol,
+                max_errors,
+            );
+            c.axis = (axis.kind() == ComparisonKind::Axis).then_some(axis);
+            out.push(c);
         }
-        out.push(compare_cells(
-            axis,
-            (name.as_str(), ref_name.as_str()),
-            &cand[0].coordinates,
-            cand,
-            refr,
-            tol,
-            max_errors,
-        ));
     }
     out
 }
@@ -445,7 +428,8 @@ pub fn refresh(
 }
 
 /// The headline of `status.summary`: the first comparison within the run that has a
-/// throughput figure, else the `Baseline` comparison with the lowest throughput ratio (the
+/// throughput figure (along `spec.compare.along` first: `compute 500m/250m 2.02× [1.95–2.10]
+/// Faster`), else the `Baseline` comparison with the lowest throughput ratio (the
 /// ratio of geometric means), e.g. `spring/express 1.21× [1.12–1.30] Faster`. The interval is
 /// the comparison's own (per-comparison 95 %); when the comparison was picked as the lowest of
 /// several, the headline says of how many (`… Slower, lowest of 20`), since the lowest of
@@ -471,8 +455,13 @@ pub fn headline(comparisons: &[Comparison]) -> Option<String> {
         (None, n) if n > 1 => format!(", lowest of {n}"),
         _ => String::new(),
     };
+    // Along an axis the values alone do not say what was measured: the scenario does.
+    let subject = match c.against {
+        ComparisonKind::Axis => format!("{} ", c.coordinates.scenario),
+        _ => String::new(),
+    };
     Some(format!(
-        "{}/{} {figure} {}{family}",
+        "{subject}{}/{} {figure} {}{family}",
         c.candidate, c.reference, c.verdict
     ))
 }

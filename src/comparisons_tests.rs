@@ -1,4 +1,6 @@
-use benchrun_api::{CellResult, ComparisonKind, ComparisonVerdict, ErrorCounts, Outcome};
+use benchrun_api::{
+    CellResult, CompareAxis, ComparisonKind, ComparisonVerdict, ErrorCounts, Outcome, ValidatedRun,
+};
 
 use super::*;
 use crate::results::tests::run_yaml;
@@ -177,35 +179,117 @@ fn more_errors_make_an_otherwise_equivalent_target_slower() {
     assert_eq!(c[1].verdict, ComparisonVerdict::Slower);
 }
 
-#[test]
-fn with_one_target_the_scenarios_are_compared() {
-    let yaml = r#"
-targets: [{name: demo, image: "x:1"}]
-scenarios: [{name: n2000, path: "/compute?n=2000"}, {name: n2200, path: "/compute?n=2200"}]
-load: {connections: 4, duration: 5s}
+/// One target, two scenarios (n2000, n2200) × two CPU limits (250m, 500m), 3 repeats each on
+/// a fresh deployment per round: n2200 10 % slower than n2000, 500m twice 250m.
+fn scenarios_by_cpu(compare: &str) -> (ValidatedRun, Vec<CellResult>) {
+    let yaml = format!(
+        r#"
+targets: [{{name: demo, image: "x:1"}}]
+scenarios: [{{name: n2000, path: "/compute?n=2000"}}, {{name: n2200, path: "/compute?n=2200"}}]
+load: {{connections: 4, duration: 5s}}
+matrix: {{cpu: ["250m", "500m"]}}
 repeats: 3
-"#;
-    let spec: benchrun_api::BenchmarkRunSpec = serde_yaml::from_str(yaml).unwrap();
+{compare}
+"#
+    );
+    let spec: benchrun_api::BenchmarkRunSpec = serde_yaml::from_str(&yaml).unwrap();
     let run = benchrun_api::validate(&spec).unwrap();
     let mut rs = Vec::new();
-    for (cell, scenario, t) in [(0, "n2000", 1000.0), (1, "n2200", 900.0)] {
+    // Matrix order: cpu outer, scenario inner.
+    for (cell, cpu, scenario, t) in [
+        (0, "250m", "n2000", 1000.0),
+        (1, "250m", "n2200", 900.0),
+        (2, "500m", "n2000", 2000.0),
+        (3, "500m", "n2200", 1800.0),
+    ] {
         for (i, j) in [0.98, 1.0, 1.02].iter().enumerate() {
             let mut r = repeat(cell, "demo", 4, t * j, 0);
             r.coordinates.scenario = scenario.into();
+            r.coordinates.cpu = cpu.into();
             r.repeat = i as i32;
-            // Both scenarios of a round on that round's deployment.
-            r.target_pods = vec![format!("demo-r{i}")];
+            // Both scenarios of a round on that round's deployment of the CPU limit.
+            r.target_pods = vec![format!("demo-{cpu}-r{i}")];
             rs.push(r);
         }
     }
+    (run, rs)
+}
+
+#[test]
+fn two_scenarios_of_one_target_are_not_compared_unless_asked() {
+    let (run, rs) = scenarios_by_cpu("");
+    assert_eq!(within_run(&run, &rs), Vec::new());
+    assert_eq!(headline(&refresh(&run, &rs, &[])), None);
+}
+
+#[test]
+fn along_the_scenarios_each_request_is_compared_with_the_first_at_each_cpu_limit() {
+    let (run, rs) = scenarios_by_cpu("compare: {along: scenario}");
     let c = within_run(&run, &rs);
-    assert_eq!(c.len(), 1);
-    assert_eq!(c[0].against, ComparisonKind::Scenario);
+    assert_eq!(c.len(), 2, "{c:#?}");
+    for (c, cpu) in c.iter().zip(["250m", "500m"]) {
+        assert_eq!(c.against, ComparisonKind::Scenario);
+        assert_eq!(c.axis, None);
+        assert_eq!(
+            (c.candidate.as_str(), c.reference.as_str()),
+            ("n2200", "n2000")
+        );
+        assert_eq!(c.coordinates.cpu, cpu);
+        assert_eq!(c.verdict, ComparisonVerdict::Slower);
+    }
+}
+
+#[test]
+fn along_the_cpu_limit_each_limit_is_compared_with_the_first_listed_per_scenario() {
+    let (run, rs) = scenarios_by_cpu("compare: {along: cpu}");
+    let c = within_run(&run, &rs);
+    assert_eq!(c.len(), 2, "{c:#?}");
+    for (c, scenario) in c.iter().zip(["n2000", "n2200"]) {
+        assert_eq!(c.against, ComparisonKind::Axis);
+        assert_eq!(c.axis, Some(CompareAxis::Cpu));
+        assert_eq!(
+            (c.candidate.as_str(), c.reference.as_str()),
+            ("500m", "250m")
+        );
+        assert_eq!(c.coordinates.scenario, scenario);
+        assert_eq!(c.coordinates.cpu, "500m");
+        assert_eq!(
+            (c.candidate_deployments, c.reference_deployments),
+            (Some(3), Some(3))
+        );
+        let t = c.throughput.as_ref().unwrap();
+        assert!(t.low > 1.9 && t.high < 2.1, "{t:?}");
+        assert_eq!(c.verdict, ComparisonVerdict::Faster);
+        // The reference cell is found again from the entry (repeatsUntil measures both).
+        let mut at_250m = c.coordinates.clone();
+        at_250m.cpu = "250m".into();
+        assert_eq!(c.reference_coordinates(), Some(at_250m));
+    }
     assert_eq!(
-        (c[0].candidate.as_str(), c[0].reference.as_str()),
-        ("n2200", "n2000")
+        headline(&refresh(&run, &rs, &[])).as_deref(),
+        Some("n2000 500m/250m 2.00× [1.91–2.09] Faster")
     );
-    assert_eq!(c[0].verdict, ComparisonVerdict::Slower);
+}
+
+#[test]
+fn the_named_axis_comes_before_the_targets() {
+    let run = run_yaml("compare: {along: connections}");
+    let c = within_run(&run, &results());
+    let kinds: Vec<(ComparisonKind, &str, &str)> = c
+        .iter()
+        .map(|c| (c.against, c.candidate.as_str(), c.reference.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (ComparisonKind::Axis, "100", "10"),
+            (ComparisonKind::Axis, "100", "10"),
+            (ComparisonKind::Target, "spring", "express"),
+            (ComparisonKind::Target, "spring", "express"),
+        ]
+    );
+    assert_eq!(c[0].coordinates.target, "express");
+    assert_eq!(c[1].coordinates.target, "spring");
 }
 
 #[test]

@@ -10,11 +10,12 @@ use crate::observed::{JobObserved, Observed};
 use crate::{names, results};
 use benchrun_api::Stage;
 
-/// One target configuration, two scenarios, three repeats: compares scenarios, so the default
-/// order is `Interleaved`.
+/// One target configuration, two scenarios compared with each other (as asked), three
+/// repeats: the default order is `Interleaved`.
 const AB: &str = r#"
 targets: [{name: web, image: example/web:1, readinessPath: /healthz}]
 scenarios: [{name: a, path: /a}, {name: b, path: /b}]
+compare: {along: scenario}
 resources: {cpu: "500m", memory: 128Mi}
 load: {connections: 4, duration: 10s, warmup: 3s}
 repeats: 3

@@ -701,6 +701,7 @@ fn baseline_comparison(
     coordinates.connections = connections;
     benchrun_api::Comparison {
         against: benchrun_api::ComparisonKind::Baseline,
+        axis: None,
         candidate: "express".into(),
         reference: "last-week".into(),
         coordinates,

@@ -41,7 +41,8 @@ fn demo(name: &str) -> String {
 /// against below 2200), measured interleaved (n2000 n2200 n2000 …, one deployment) with
 /// adaptive repeats: 3, then rounds until the interval is within ±5 % of the ratio, at most 4
 /// (6 in `make e2e-full` and `make comparisons-doc`).
-/// The run's comparison is along the scenarios, n2200 against n2000. It must come out `Slower`
+/// The run's comparison is along the scenarios (`compare: {along: scenario}`: two requests are
+/// compared only when asked), n2200 against n2000. It must come out `Slower`
 /// with the whole 95 % interval below 1.0, or `Inconclusive` with the repeats a side that
 /// would tell; never `Faster` or `Equivalent`. The repeats used lie between 3 and the maximum,
 /// and the goal is met exactly when the interval is that narrow; otherwise the rounds went to
@@ -60,7 +61,7 @@ async fn a_heavier_compute_path_is_slower_with_an_interval_below_one_or_inconclu
             r#"[{name: n2000, path: "/compute?n=2000"}, {name: n2200, path: "/compute?n=2200"}]"#,
             3,
             &format!(
-                "  repeatOrder: Interleaved\n  repeatsUntil: {{maxRepeats: {max}, ratioWithin: \"5%\"}}"
+                "  repeatOrder: Interleaved\n  compare: {{along: scenario}}\n  repeatsUntil: {{maxRepeats: {max}, ratioWithin: \"5%\"}}"
             ),
         );
         let started = Instant::now();
@@ -320,6 +321,16 @@ async fn identical_targets_at_the_default_settings_are_neither_faster_nor_slower
             anyhow::ensure!(pods.len() == 3, "{target} ran on {pods:?}");
         }
         anyhow::ensure!(!status.comparisons.is_empty(), "no comparisons");
+        // Targets only: the two scenarios are different requests, compared only when asked.
+        anyhow::ensure!(
+            status.comparisons.len() == 2
+                && status
+                    .comparisons
+                    .iter()
+                    .all(|c| c.against == ComparisonKind::Target),
+            "{:?}",
+            status.comparisons
+        );
         for c in &status.comparisons {
             println!(
                 "{}/{} {}: {:?} {:?} ({:?} vs {:?} deployments) {:?}",
@@ -362,6 +373,108 @@ async fn identical_targets_at_the_default_settings_are_neither_faster_nor_slower
                 "seconds": took.as_secs(),
                 "verdicts": status.comparisons.iter().map(|c| c.verdict.to_string()).collect::<Vec<_>>(),
             }),
+        );
+        Ok(())
+    }
+    .await;
+    cluster.finish(&ns, outcome).await;
+}
+
+/// `compare: {along: cpu}`: the demo target at 250m and 500m, two scenarios (`/compute?n=10000`
+/// and `/hello`), 3 repeats (each round a fresh deployment of each limit, the default when
+/// comparing), 5 s windows after a 2 s warm-up: 12 measurements on 6 deployments. Each
+/// scenario at 500m is compared with itself at 250m (kind `Axis`, axis `cpu`, reference
+/// `250m`), and never one scenario with the other. The compute endpoint is CPU-bound, so 500m
+/// must come out `Faster` with its whole 95 % interval above 1.0; `kubectl benchrun show` leads
+/// with that answer as a sentence, and `kubectl get` shows it as the headline.
+#[tokio::test]
+#[ignore = "needs the local cluster: make e2e"]
+async fn along_the_cpu_limit_compute_at_500m_is_faster_than_at_250m() {
+    let cluster = Cluster::connect().await;
+    let ns = cluster.namespace("e2e-along").await;
+    let outcome = async {
+        let yaml = run(
+            "along",
+            &format!("[{}]", demo("demo")),
+            r#"[{name: compute, path: "/compute?n=10000"}, {name: hello, path: /hello}]"#,
+            3,
+            "  matrix: {cpu: [\"250m\", \"500m\"]}\n  compare: {along: cpu}",
+        );
+        let started = Instant::now();
+        cluster.apply_run(&ns, &yaml).await?;
+        let run = cluster
+            .wait_finished(&ns, "along", Duration::from_secs(600))
+            .await?;
+        let took = started.elapsed();
+        let status = run.status.clone().unwrap_or_default();
+        anyhow::ensure!(status.phase == Some(Phase::Succeeded), "{:?}", status.phase);
+        for c in &status.comparisons {
+            println!("{c:?}");
+        }
+        anyhow::ensure!(
+            !status
+                .comparisons
+                .iter()
+                .any(|c| c.against == ComparisonKind::Scenario),
+            "a scenario compared with another without being asked: {:?}",
+            status.comparisons
+        );
+        let along: Vec<_> = status
+            .comparisons
+            .iter()
+            .filter(|c| {
+                c.against == ComparisonKind::Axis
+                    && c.axis == Some(benchrun_api::CompareAxis::Cpu)
+                    && (c.candidate.as_str(), c.reference.as_str()) == ("500m", "250m")
+            })
+            .collect();
+        anyhow::ensure!(
+            along.len() == 2 && status.comparisons.len() == 2,
+            "{:?}",
+            status.comparisons
+        );
+        let c = along
+            .iter()
+            .find(|c| c.coordinates.scenario == "compute")
+            .context("no comparison of compute along the CPU limit")?;
+        let t = c.throughput.as_ref().context("no throughput interval")?;
+        record(
+            "along-cpu",
+            serde_json::json!({
+                "test": "comparisons::along_the_cpu_limit_compute_at_500m_is_faster_than_at_250m",
+                "comparison": "compute (/compute?n=10000) at 500m / at 250m, demo target",
+                "spec": "compare along cpu, repeats 3, default repeatOrder, 5 s windows",
+                "repeats": [c.candidate_repeats, c.reference_repeats],
+                "deployments": [c.candidate_deployments, c.reference_deployments],
+                "seconds": took.as_secs(),
+                "ratio": c.ratio,
+                "low": t.low,
+                "high": t.high,
+                "verdict": c.verdict.to_string(),
+            }),
+        );
+        anyhow::ensure!(
+            t.low > 1.0 && c.verdict == ComparisonVerdict::Faster,
+            "compute at 500m against 250m: {c:?}"
+        );
+        anyhow::ensure!(
+            (c.candidate_deployments, c.reference_deployments) == (Some(3), Some(3)),
+            "{c:?}"
+        );
+        let headline = status.summary.clone().unwrap_or_default().headline;
+        anyhow::ensure!(
+            headline
+                .as_deref()
+                .is_some_and(|h| h.starts_with("compute 500m/250m ") && h.ends_with("Faster")),
+            "{headline:?}"
+        );
+        let shown = cluster.kubectl_benchrun(&["show", "along", "-n", &ns]);
+        println!("{shown}");
+        let answer = shown.lines().nth(3).unwrap_or_default();
+        anyhow::ensure!(
+            answer.trim_start().starts_with("compute at 500m: ")
+                && answer.ends_with("the throughput of 250m (Faster)"),
+            "show does not lead with the answer: {shown}"
         );
         Ok(())
     }

@@ -3,6 +3,7 @@
 //!
 //! Pure: no client, no I/O. Used by the operator, the report CLI and the tests.
 
+pub mod along;
 pub mod apidoc;
 pub mod bisection;
 pub mod changepoint;
@@ -33,8 +34,8 @@ pub use spec::*;
 pub use status::*;
 pub use validate::{request, validate, FieldError, ServicePlan, ValidatedRun};
 pub use vocab::{
-    ComparisonKind, ComparisonVerdict, ConditionType, Outcome, Phase, Reason, SloSummary,
-    SloVerdict, Stage, Verdict, Warning, WarningCode, DETAIL_KEY,
+    CompareAxis, ComparisonKind, ComparisonVerdict, ConditionType, Outcome, Phase, Reason,
+    SloSummary, SloVerdict, Stage, Verdict, Warning, WarningCode, DETAIL_KEY,
 };
 
 /// The CustomResourceDefinition, its descriptions reflowed for `kubectl explain` (see

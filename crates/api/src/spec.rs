@@ -61,7 +61,8 @@ pub const MAX_RATE: i64 = 10_000_000;
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.scenarios) || self.matrix.scenarios.all(n, self.scenarios.exists(s, s.name == n))").message("matrix.scenarios: every entry must name one of spec.scenarios"),
     validation = Rule::new(format!("((has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) * (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) * (has(self.matrix) && has(self.matrix.cpu) && size(self.matrix.cpu) > 0 ? size(self.matrix.cpu) : 1) * (has(self.matrix) && has(self.matrix.memory) && size(self.matrix.memory) > 0 ? size(self.matrix.memory) : 1) * (has(self.matrix) && has(self.matrix.replicas) && size(self.matrix.replicas) > 0 ? size(self.matrix.replicas) : 1) * (has(self.matrix) && has(self.matrix.connections) && size(self.matrix.connections) > 0 ? size(self.matrix.connections) : 1) * (has(self.matrix) && has(self.matrix.rate) && size(self.matrix.rate) > 0 ? size(self.matrix.rate) : 1) * (has(self.matrix) && has(self.matrix.requests) && size(self.matrix.requests) > 0 ? size(self.matrix.requests) : 1) * (has(self.matrix) && has(self.matrix.keepAlive) && size(self.matrix.keepAlive) > 0 ? size(self.matrix.keepAlive) : 1) + (has(self.matrix) && has(self.matrix.include) ? size(self.matrix.include) : 0)) * (has(self.repeatsUntil) ? self.repeatsUntil.maxRepeats : (has(self.repeats) ? self.repeats : 1)) <= {MAX_MEASUREMENTS}")).message(format!("the matrix is too large: cells × repeats (repeatsUntil.maxRepeats when set) must be at most {MAX_MEASUREMENTS}; excluded cells count here and each include entry counts as one cell; lower maxRepeats or split the experiment into several runs").as_str()),
     validation = Rule::new("!has(self.repeatsUntil) || self.repeatsUntil.maxRepeats >= (has(self.repeats) ? self.repeats : 1)").message("repeatsUntil.maxRepeats must be at least spec.repeats (the repeats every cell gets first): raise maxRepeats or lower repeats"),
-    validation = Rule::new("!has(self.repeatsUntil) || has(self.baseline) || (has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) >= 2 || (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) >= 2 || (has(self.matrix) && has(self.matrix.include) && size(self.matrix.include) > 0)").message("repeatsUntil needs something to compare: measure 2 or more targets, or 2 or more scenarios of one target, or set spec.baseline; otherwise remove repeatsUntil"),
+    validation = Rule::new("!has(self.repeatsUntil) || has(self.baseline) || (has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) >= 2 || has(self.compare) || (has(self.matrix) && has(self.matrix.include) && size(self.matrix.include) > 0)").message("repeatsUntil needs something to compare: measure 2 or more targets, or set spec.compare (e.g. {along: cpu}) or spec.baseline; otherwise remove repeatsUntil"),
+    validation = Rule::new("!has(self.compare) || (has(self.matrix) && has(self.matrix.include) && size(self.matrix.include) > 0) || (self.compare.along == 'target' ? (has(self.matrix) && has(self.matrix.targets) && size(self.matrix.targets) > 0 ? size(self.matrix.targets) : size(self.targets)) >= 2 : self.compare.along == 'scenario' ? (has(self.matrix) && has(self.matrix.scenarios) && size(self.matrix.scenarios) > 0 ? size(self.matrix.scenarios) : size(self.scenarios)) >= 2 : has(self.matrix) && (self.compare.along == 'cpu' ? has(self.matrix.cpu) && size(self.matrix.cpu) >= 2 : self.compare.along == 'memory' ? has(self.matrix.memory) && size(self.matrix.memory) >= 2 : self.compare.along == 'replicas' ? has(self.matrix.replicas) && size(self.matrix.replicas) >= 2 : self.compare.along == 'connections' ? has(self.matrix.connections) && size(self.matrix.connections) >= 2 : has(self.matrix.keepAlive) && size(self.matrix.keepAlive) >= 2))").message("compare.along names an axis the run does not vary: list two or more values of it (matrix.cpu, matrix.memory, matrix.replicas, matrix.connections, matrix.keepAlive; two targets for target, two scenarios for scenario), or remove spec.compare"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.rate) || size(self.matrix.rate) == 0 || has(self.load.duration)").message("matrix.rate needs load.duration (the open model runs for a duration, not a request count)"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.connections) || !has(self.load.requests) || (has(self.matrix.requests) && size(self.matrix.requests) > 0) || (has(self.matrix.include) && size(self.matrix.include) > 0) || self.matrix.connections.all(c, c <= self.load.requests)").message("matrix.connections entries must not exceed load.requests so every connection sends a request: raise load.requests or lower the connections"),
     validation = Rule::new("!has(self.matrix) || !has(self.matrix.requests) || size(self.matrix.requests) == 0 || has(self.load.requests)").message("matrix.requests needs load.requests (cells bounded by a request count, not load.duration)"),
@@ -118,7 +119,7 @@ pub struct BenchmarkRunSpec {
     /// the operator adds rounds of one more repeat of each cell taking part in a comparison
     /// whose 95 % throughput interval is wider than `±ratioWithin`, until every comparison is
     /// that precise or `maxRepeats` is reached; `status.repeatsUntil` says what it reached.
-    /// Needs something to compare (two targets, two scenarios of one target, or `baseline`).
+    /// Needs something to compare (two targets, an axis named by `compare`, or `baseline`).
     /// The size limit of the run counts `maxRepeats`. See `docs/metrics.md`, Adaptive repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats_until: Option<crate::repeats::RepeatsUntil>,
@@ -128,8 +129,8 @@ pub struct BenchmarkRunSpec {
     /// order each round, every round on a fresh deployment (new pods): each repeat is then an
     /// independent deployment, so the comparisons' intervals hold the pod-to-pod and placement
     /// variance the next run will differ by, and drift over the run falls on every target
-    /// alike. It is the default of a run that compares something (two targets, two scenarios,
-    /// or `baseline`) with 2 or more repeats; the Accepted condition says how many deployments
+    /// alike. It is the default of a run that compares something (two targets, an axis named
+    /// by `compare`, or `baseline`) with 2 or more repeats; the Accepted condition says how many deployments
     /// that makes. `Sequential` (the default otherwise) measures each cell's repeats back to
     /// back, each target configuration deployed once: its repeats share one deployment, and a
     /// comparison of them shows its interval but stays `Inconclusive` (docs/metrics.md,
@@ -138,13 +139,22 @@ pub struct BenchmarkRunSpec {
     #[x_kube(validation = Rule::new("self in ['Sequential', 'Interleaved']").message("repeatOrder must be Sequential or Interleaved"))]
     pub repeat_order: Option<String>,
 
-    /// The relative change that matters when this run's targets (or scenarios) are compared
-    /// with each other in `status.comparisons` (default: `baseline.tolerance`, else `"5%"`):
+    /// The relative change that matters when this run's cells are compared with each other
+    /// in `status.comparisons` (targets, or along `compare.along`) (default: `baseline.tolerance`, else `"5%"`):
     /// a change whose 95 % interval lies beyond it is `Faster` or `Slower`, one whose 90 %
     /// interval lies within it `Equivalent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[x_kube(validation = Rule::new("self.matches('^[0-9]+(\\\\.[0-9]+)?%$') && double(self.replace('%', '')) < 100.0").message("tolerance must be a percentage below 100% such as \"5%\""))]
     pub tolerance: Option<String>,
+
+    /// What the run's own comparisons set side by side besides the targets: `{along: cpu}`
+    /// compares each CPU limit of `matrix.cpu` with the first one, at the same other
+    /// coordinates (`status.comparisons[]`, kind `Axis`). Without it only targets are compared
+    /// with each other (never two scenarios: different requests are not alternatives to each
+    /// other unless asked, `{along: scenario}`). The axis must vary among the cells. See
+    /// `docs/experiments.md`, Comparing along an axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<crate::along::CompareSpec>,
 
     /// Seed of the `Interleaved` shuffle (default 1): the same seed gives the same order.
     #[serde(default, skip_serializing_if = "Option::is_none")]

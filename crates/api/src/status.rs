@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{ErrorRateEstimate, PowerEstimate, RatioEstimate, SpreadEstimate};
-use crate::vocab::{ComparisonKind, ComparisonVerdict};
+use crate::vocab::{CompareAxis, ComparisonKind, ComparisonVerdict};
 use crate::vocab::{Outcome, Phase, SloSummary, SloVerdict, Stage, Verdict, Warning};
 
 /// Observed state of a BenchmarkRun.
@@ -651,10 +651,11 @@ pub struct Summary {
     /// `Met`, `Violated (n)` or absent without SLOs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloSummary>,
-    /// The headline comparison: the first of `comparisons` between targets (or scenarios), else
-    /// the baseline comparison with the lowest throughput ratio, as `candidate/reference`, the
-    /// throughput ratio and its 95 % interval and the verdict, e.g.
-    /// `spring/express 1.21× [1.12–1.30] Faster`.
+    /// The headline comparison: the first of `comparisons` within the run (along
+    /// `spec.compare.along` first, then between targets), else the baseline comparison with
+    /// the lowest throughput ratio, as `candidate/reference` (along an axis after the
+    /// scenario), the throughput ratio and its 95 % interval and the verdict, e.g.
+    /// `spring/express 1.21× [1.12–1.30] Faster` or `compute 500m/250m 2.02× [1.95–2.10] Faster`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<String>,
 }
@@ -799,15 +800,24 @@ pub const MAX_COMPARISONS: usize = 64;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
-    /// `Target` (two targets of this run), `Scenario` (two scenarios of a one-target run) or
-    /// `Baseline` (a cell against the cell of `spec.baseline` with the same coordinates).
+    /// `Target` (two targets of this run), `Scenario` (two scenarios of one target, with
+    /// `spec.compare.along: scenario`), `Axis` (two values of the matrix axis
+    /// `spec.compare.along` names, see `axis`) or `Baseline` (a cell against the cell of
+    /// `spec.baseline` with the same coordinates).
     pub against: ComparisonKind,
-    /// The candidate: a target name (`Target`, `Baseline`) or a scenario name (`Scenario`).
+    /// With `Axis`: the axis whose values are compared (`cpu`, `memory`, `replicas`,
+    /// `connections`, `keepAlive`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<CompareAxis>,
+    /// The candidate: a target name (`Target`, `Baseline`), a scenario name (`Scenario`) or
+    /// the axis value (`Axis`: `500m`, `4`, `false`).
     pub candidate: String,
-    /// The reference: the first target or scenario, or for `Baseline` the baseline run's name.
+    /// The reference: the first target, scenario or axis value the spec lists (e.g.
+    /// `matrix.cpu[0]`), or for `Baseline` the baseline run's name.
     pub reference: String,
     /// The candidate cell's coordinates; the reference cell's differ only in the target
-    /// (`Target`) or the scenario (`Scenario`), or are the same (`Baseline`).
+    /// (`Target`), the scenario (`Scenario`) or the axis (`Axis`), or are the same
+    /// (`Baseline`).
     pub coordinates: Coordinates,
     /// Measured repeats of the candidate the figures rest on.
     pub candidate_repeats: i32,
@@ -868,6 +878,23 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The axis along which the two cells differ: the target, the scenario or `axis`; `None`
+    /// for `Baseline` (the same coordinates in another run).
+    pub fn along(&self) -> Option<CompareAxis> {
+        match self.against {
+            ComparisonKind::Target => Some(CompareAxis::Target),
+            ComparisonKind::Scenario => Some(CompareAxis::Scenario),
+            ComparisonKind::Axis => self.axis,
+            ComparisonKind::Baseline => None,
+        }
+    }
+
+    /// The reference cell's coordinates within this run: the candidate's, moved to the
+    /// reference value along [`Self::along`]; `None` for `Baseline`.
+    pub fn reference_coordinates(&self) -> Option<Coordinates> {
+        self.along()?.with(&self.coordinates, &self.reference)
+    }
+
     /// A side's repeats ran on fewer than 2 distinct deployments (as counted when the
     /// comparison was made; unknown counts, from older operators, are not taken as shared): the
     /// comparison gives no verdict and no summary counts it as evidence.

@@ -230,10 +230,37 @@ vocabulary! {
         /// Two targets at the same other coordinates of this run: each target against the
         /// first target of `spec.targets` measured there.
         Target = "Target",
-        /// Two scenarios of a run with one target: each scenario against the first scenario.
+        /// Two scenarios (different requests) of one target at the same other coordinates,
+        /// made only when `spec.compare.along` is `scenario`: each scenario against the first
+        /// of `spec.scenarios` measured there.
         Scenario = "Scenario",
         /// A cell against the cell of `spec.baseline` with the same coordinates.
         Baseline = "Baseline",
+        /// Two cells that differ only in the value of the matrix axis `spec.compare.along`
+        /// names (`axis`: `cpu`, `memory`, `replicas`, `connections` or `keepAlive`): each
+        /// value against the first value of that axis measured at the same other coordinates.
+        Axis = "Axis",
+    }
+}
+
+vocabulary! {
+    /// An axis comparisons can run along (`spec.compare.along`, `status.comparisons[].axis`):
+    /// the coordinate that differs between the two cells compared, everything else the same.
+    CompareAxis, listed = true {
+        /// The targets (made whenever two or more are measured, asked for or not).
+        Target = "target",
+        /// The scenarios: different requests of one target.
+        Scenario = "scenario",
+        /// The CPU limit of the target pods (`matrix.cpu`).
+        Cpu = "cpu",
+        /// The memory limit of the target pods (`matrix.memory`).
+        Memory = "memory",
+        /// The target replicas (`matrix.replicas`).
+        Replicas = "replicas",
+        /// The connections of the load (`matrix.connections`).
+        Connections = "connections",
+        /// Keep-alive on or off (`matrix.keepAlive`).
+        KeepAlive = "keepAlive",
     }
 }
 

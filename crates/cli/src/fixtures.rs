@@ -307,6 +307,7 @@ pub fn compared() -> BenchmarkRunStatus {
         .expect("a spring measurement");
     s.comparisons = vec![Comparison {
         against: ComparisonKind::Target,
+        axis: None,
         candidate: "spring".into(),
         reference: "express".into(),
         coordinates,

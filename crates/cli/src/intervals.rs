@@ -5,7 +5,9 @@
 
 use benchrun_api::compare::{self, format_ratio, RatioEstimate};
 use benchrun_api::validate::DEFAULT_BASELINE_TOLERANCE;
-use benchrun_api::{CellResult, Comparison, Coordinates};
+use benchrun_api::{
+    CellResult, CompareAxis, Comparison, ComparisonKind, ComparisonVerdict, Coordinates,
+};
 
 use crate::num::{self, NONE};
 use crate::table::{Align, Table};
@@ -18,21 +20,113 @@ pub fn estimate(r: Option<&RatioEstimate>) -> String {
     )
 }
 
-/// The coordinates a comparison holds fixed, in one cell: `hello cpu=1 c=10`.
+/// The coordinates a comparison holds fixed, in one cell: `hello cpu=1 c=10` (with the target
+/// first when the comparison is not between targets).
 fn fixed(c: &Comparison) -> String {
     let k = &c.coordinates;
-    let mut s = match c.against {
-        benchrun_api::ComparisonKind::Scenario => String::new(),
-        _ => format!("{} ", k.scenario),
-    };
-    s += &format!("cpu={} mem={} c={}", k.cpu, k.memory, k.connections);
-    if k.replicas != 1 {
-        s += &format!(" replicas={}", k.replicas);
+    let along = c.along();
+    let mut parts = Vec::new();
+    if matches!(c.against, ComparisonKind::Scenario | ComparisonKind::Axis) {
+        parts.push(k.target.clone());
+    }
+    if along != Some(CompareAxis::Scenario) {
+        parts.push(k.scenario.clone());
+    }
+    if along != Some(CompareAxis::Cpu) {
+        parts.push(format!("cpu={}", k.cpu));
+    }
+    if along != Some(CompareAxis::Memory) {
+        parts.push(format!("mem={}", k.memory));
+    }
+    if along != Some(CompareAxis::Connections) {
+        parts.push(format!("c={}", k.connections));
+    }
+    if k.replicas != 1 && along != Some(CompareAxis::Replicas) {
+        parts.push(format!("replicas={}", k.replicas));
     }
     if let Some(rate) = k.rate {
-        s += &format!(" rate={rate}");
+        parts.push(format!("rate={rate}"));
     }
-    s
+    parts.join(" ")
+}
+
+/// The answers of the run's own comparisons, one sentence each, in the order of the status
+/// (the axis `spec.compare.along` names first): `compute at 500m: 2.02× [1.95–2.10] the
+/// throughput of 250m (Faster)`. What else varies among `results` (the target, the scenario,
+/// other swept axes) is named beside the subject; at most `max` lines, then how many more.
+pub fn answer_lines(comparisons: &[Comparison], results: &[CellResult], max: usize) -> Vec<String> {
+    let within: Vec<&Comparison> = comparisons
+        .iter()
+        .filter(|c| c.against != ComparisonKind::Baseline)
+        .collect();
+    let mut out: Vec<String> = within
+        .iter()
+        .take(max)
+        .map(|c| sentence(c, results))
+        .collect();
+    if within.len() > max {
+        out.push(format!(
+            "… and {} more (Comparisons below)",
+            within.len() - max
+        ));
+    }
+    out
+}
+
+/// One comparison as a sentence ([`answer_lines`]).
+pub fn sentence(c: &Comparison, results: &[CellResult]) -> String {
+    let Some(axis) = c.along() else {
+        return format!("{}/{}: {}", c.candidate, c.reference, figure(c));
+    };
+    let varies = |a: CompareAxis| {
+        let mut v: Vec<String> = results.iter().map(|r| a.value(&r.coordinates)).collect();
+        v.sort();
+        v.dedup();
+        v.len() >= 2
+    };
+    let k = &c.coordinates;
+    let mut about: Vec<String> = Vec::new();
+    for a in CompareAxis::ALL.iter().copied().filter(|a| *a != axis) {
+        let always = match axis {
+            CompareAxis::Scenario => a == CompareAxis::Target,
+            _ => a == CompareAxis::Scenario,
+        };
+        if !(always || varies(a)) {
+            continue;
+        }
+        let v = a.value(k);
+        about.push(match a {
+            CompareAxis::Target | CompareAxis::Scenario => v,
+            CompareAxis::Cpu => format!("cpu={v}"),
+            CompareAxis::Memory => format!("mem={v}"),
+            _ => a.show(&v),
+        });
+    }
+    let about = about.join(" ");
+    let (cand, refr) = (axis.show(&c.candidate), axis.show(&c.reference));
+    let head = match axis {
+        CompareAxis::Target | CompareAxis::Scenario => format!("{cand} ({about})"),
+        _ => format!("{about} at {cand}"),
+    };
+    if c.verdict == ComparisonVerdict::NotCompared {
+        let why = c.reason.as_deref().unwrap_or("not compared");
+        return format!("{head}: {why}, against {refr}");
+    }
+    let figure = match (&c.throughput, c.ratio) {
+        (Some(t), _) => format_ratio(t),
+        (None, Some(r)) => format!("{r:.2}× (no interval)"),
+        (None, None) => NONE.into(),
+    };
+    format!("{head}: {figure} the throughput of {refr} ({})", c.verdict)
+}
+
+/// A comparison's throughput figure and verdict, `1.21× [1.12–1.30] Faster`.
+fn figure(c: &Comparison) -> String {
+    match (&c.throughput, c.ratio) {
+        (Some(_), _) => estimate(c.throughput.as_ref()),
+        (None, Some(r)) => format!("{r:.2}× (no interval) {}", c.verdict),
+        (None, None) => c.verdict.to_string(),
+    }
 }
 
 /// One row per comparison: what against what, where, the repeats, the throughput and p99
@@ -85,7 +179,9 @@ pub fn comparisons_table(comparisons: &[Comparison]) -> Table {
             |p| format!("{:.0}% (n={})", p.power * 100.0, p.repeats_needed),
         );
         t.push(vec![
-            c.against.to_string(),
+            // Along an axis, which one: `Axis cpu`.
+            c.axis
+                .map_or_else(|| c.against.to_string(), |a| format!("{} {a}", c.against)),
             format!("{}/{}", c.candidate, c.reference),
             fixed(c),
             format!("{}/{}", c.candidate_repeats, c.reference_repeats),
@@ -180,6 +276,43 @@ mod tests {
         assert!(text.contains("94% (n=3)"), "{text}");
         assert!(text.contains("0.500% vs 0.0% p=0.001"), "{text}");
         assert_eq!(reason_lines(&status.comparisons), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_axis_comparison_reads_as_the_answer_to_its_question() {
+        let mut status = fixtures::compared();
+        let mut c = status.comparisons[0].clone();
+        c.against = ComparisonKind::Axis;
+        c.axis = Some(CompareAxis::Cpu);
+        (c.candidate, c.reference) = ("500m".into(), "250m".into());
+        c.coordinates.scenario = "compute".into();
+        c.coordinates.cpu = "500m".into();
+        status.comparisons.insert(0, c);
+        let lines = answer_lines(&status.comparisons, &status.results, 1);
+        // The fixture's results vary the target and the connections: both are named.
+        let c = &status.comparisons[0].coordinates;
+        assert_eq!(
+            lines[0],
+            format!(
+                "{} compute {} connections at 500m: 1.21× [1.12–1.30] the throughput of 250m (Faster)",
+                c.target, c.connections
+            )
+        );
+        assert_eq!(lines[1], "… and 1 more (Comparisons below)");
+        // Nothing else varies: the scenario alone says what was measured.
+        let one: Vec<CellResult> = status.results[..1].to_vec();
+        assert_eq!(
+            sentence(&status.comparisons[0], &one),
+            "compute at 500m: 1.21× [1.12–1.30] the throughput of 250m (Faster)"
+        );
+        let spring = &status.comparisons[1];
+        assert_eq!(
+            sentence(spring, &one),
+            format!(
+                "spring ({}): 1.21× [1.12–1.30] the throughput of express (Faster)",
+                spring.coordinates.scenario
+            )
+        );
     }
 
     #[test]

@@ -388,6 +388,14 @@ pub fn write_show(
         Format::Csv => table.write_csv(w),
         Format::Text => {
             writeln!(w, "{}\n", headline(name, status))?;
+            let answers = intervals::answer_lines(&status.comparisons, &status.results, 8);
+            if !answers.is_empty() {
+                writeln!(w, "Compared (throughput, 95% intervals over the repeats):")?;
+                for l in answers {
+                    writeln!(w, "  {l}")?;
+                }
+                writeln!(w)?;
+            }
             if status.results.is_empty() {
                 writeln!(w, "no measurements yet")?;
             } else {
@@ -415,6 +423,13 @@ pub fn write_show(
         }
         Format::Markdown => {
             writeln!(w, "# {}\n", headline(name, status))?;
+            let answers = intervals::answer_lines(&status.comparisons, &status.results, 8);
+            for l in &answers {
+                writeln!(w, "- {}", l.replace('|', "\\|"))?;
+            }
+            if !answers.is_empty() {
+                writeln!(w)?;
+            }
             writeln!(w, "## Measurements\n")?;
             table.write_markdown(w)?;
             if !status.conditions.is_empty() {

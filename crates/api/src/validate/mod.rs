@@ -9,6 +9,7 @@
 
 mod baseline;
 mod cleanup;
+mod compare;
 mod field;
 #[cfg(test)]
 pub(crate) mod fixtures;
@@ -61,7 +62,8 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     }
     // Only now: a matrix that failed its size checks could expand without bound.
     let mut cells = crate::matrix::expand(spec);
-    repeats::check_comparable(spec, &cells, &mut errors);
+    let compare_along = compare::parse(spec, &cells, &mut errors);
+    repeats::check_comparable(spec, &cells, compare_along, &mut errors);
     if let Some(plan) = &mut search {
         search::finish(plan, &cells, &mut errors);
         let rate = spec
@@ -74,7 +76,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     if !errors.is_empty() {
         return Err(errors);
     }
-    let compares = search.is_none() && compares(spec, &cells);
+    let compares = search.is_none() && compares(spec, &cells, compare_along);
     Ok(ValidatedRun {
         spec: spec.clone(),
         matrix: spec.matrix.clone().unwrap_or_default(),
@@ -101,6 +103,7 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
         load_grace: timeouts.load_grace,
         baseline,
         tolerance,
+        compare_along,
         repeat_order: crate::order::RepeatOrder::parse(
             spec.repeat_order.as_deref(),
             spec.repeat_seed,
@@ -113,16 +116,23 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     })
 }
 
-/// Whether the run compares something: two or more targets or scenarios among its cells (the
-/// comparisons within the run, see the operator's `src/comparisons.rs`), or a baseline.
-fn compares(spec: &BenchmarkRunSpec, cells: &[crate::Cell]) -> bool {
-    let distinct = |f: fn(&crate::Cell) -> usize| {
-        let mut v: Vec<usize> = cells.iter().map(f).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-    spec.baseline.is_some() || distinct(|c| c.target) >= 2 || distinct(|c| c.scenario) >= 2
+/// Whether the run compares something: two or more targets among its cells, an axis named by
+/// `spec.compare` (validated to vary), or a baseline (the comparisons within the run, see the
+/// operator's `src/comparisons.rs`).
+fn compares(
+    spec: &BenchmarkRunSpec,
+    cells: &[crate::Cell],
+    along: Option<crate::vocab::CompareAxis>,
+) -> bool {
+    spec.baseline.is_some() || along.is_some() || targets_compared(cells)
+}
+
+/// Two or more targets among the cells: the run compares them with each other.
+pub(crate) fn targets_compared(cells: &[crate::Cell]) -> bool {
+    let mut v: Vec<usize> = cells.iter().map(|c| c.target).collect();
+    v.sort_unstable();
+    v.dedup();
+    v.len() >= 2
 }
 
 #[cfg(test)]

@@ -68,6 +68,9 @@ pub struct ValidatedRun {
     pub services: Vec<ServicePlan>,
     /// `spec.tolerance`: the change that matters in the comparisons within the run, if set.
     pub tolerance: Option<f64>,
+    /// `spec.compare.along`: the axis the comparisons within the run run along besides the
+    /// targets, if the spec names one (validated: the cells vary along it).
+    pub compare_along: Option<crate::vocab::CompareAxis>,
     /// `spec.repeatOrder`: the order of the measurements (when absent, `Interleaved` for a
     /// run that compares something with 2 or more repeats, see [`crate::order::RepeatOrder::parse`]).
     pub repeat_order: crate::order::RepeatOrder,
@@ -155,15 +158,18 @@ impl ValidatedRun {
         ))
     }
 
-    /// Two or more targets or scenarios among the cells: the run compares its own cells.
+    /// Two or more targets among the cells, or an axis named by `spec.compare`: the run
+    /// compares its own cells.
     fn compares_within(&self) -> bool {
-        let distinct = |f: fn(&Cell) -> usize| {
-            let mut v: Vec<usize> = self.cells.iter().map(f).collect();
-            v.sort_unstable();
-            v.dedup();
-            v.len()
-        };
-        distinct(|c| c.target) >= 2 || distinct(|c| c.scenario) >= 2
+        self.compare_along.is_some() || super::targets_compared(&self.cells)
+    }
+
+    /// The values of `axis` in the order the spec lists them, the reference first
+    /// ([`crate::along::listed`]).
+    pub fn compare_order(&self, axis: crate::vocab::CompareAxis) -> Vec<String> {
+        let targets: Vec<&str> = self.targets.iter().map(|t| t.name.as_str()).collect();
+        let scenarios: Vec<&str> = self.scenarios.iter().map(|s| s.name.as_str()).collect();
+        crate::along::listed(axis, &self.matrix, &targets, &scenarios)
     }
 
     /// What `repeatsUntil` may add, for the Accepted condition; `None` without it.

@@ -54,21 +54,21 @@ pub(crate) fn parse(spec: &BenchmarkRunSpec, e: &mut Vec<FieldError>) -> Option<
 }
 
 /// `repeatsUntil` needs a comparison to make precise: `spec.baseline`, or two targets among
-/// the cells, or two scenarios (the comparisons within a run compare targets, else scenarios).
-pub(crate) fn check_comparable(spec: &BenchmarkRunSpec, cells: &[Cell], e: &mut Vec<FieldError>) {
-    if spec.repeats_until.is_none() || spec.baseline.is_some() {
+/// the cells, or an axis named by `spec.compare` (the comparisons within a run compare targets,
+/// and other axes only when asked).
+pub(crate) fn check_comparable(
+    spec: &BenchmarkRunSpec,
+    cells: &[Cell],
+    along: Option<crate::vocab::CompareAxis>,
+    e: &mut Vec<FieldError>,
+) {
+    if spec.repeats_until.is_none() || spec.baseline.is_some() || along.is_some() {
         return;
     }
-    let distinct = |f: fn(&Cell) -> usize| {
-        let mut v: Vec<usize> = cells.iter().map(f).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-    if distinct(|c| c.target) < 2 && distinct(|c| c.scenario) < 2 {
+    if !super::targets_compared(cells) && spec.compare.is_none() {
         e.push(err(
             "spec.repeatsUntil",
-            "needs something to compare: measure 2 or more targets, or 2 or more scenarios of one target, or set spec.baseline; otherwise remove repeatsUntil",
+            "needs something to compare: measure 2 or more targets, or set spec.compare (e.g. {along: cpu}) or spec.baseline; otherwise remove repeatsUntil",
         ));
     }
 }
@@ -87,6 +87,8 @@ mod tests {
         });
         s.repeats = repeats;
         s.repeats_until = Some(serde_json::from_value(until).unwrap());
+        // Two scenarios are compared only when asked.
+        s.compare = Some(serde_json::from_str(r#"{"along": "scenario"}"#).unwrap());
         s
     }
 

@@ -411,8 +411,8 @@ fn env_names_with_the_reserved_benchrun_prefix_are_rejected_naming_the_field() {
 
 #[test]
 fn repeats_until_is_checked_at_admission_naming_the_field_and_the_fix() {
-    // Two scenarios of one target: something to compare.
-    const TWO: &str = "scenarios: [{name: hello, path: /hello}, {name: other, path: /other}]";
+    // Two scenarios of one target compared with each other, as asked: something to compare.
+    const TWO: &str = "scenarios: [{name: hello, path: /hello}, {name: other, path: /other}], compare: {along: scenario}";
     with(&format!(
         "{{{TWO}, repeats: 3, repeatsUntil: {{maxRepeats: 6, ratioWithin: \"5%\"}}}}"
     ))
@@ -437,6 +437,12 @@ fn repeats_until_is_checked_at_admission_naming_the_field_and_the_fix() {
     ))
     .validate_cel()
     .unwrap();
+    // Two scenarios not asked to be compared: nothing to compare (scenarios are compared only
+    // when asked).
+    rejected_with(
+        "{scenarios: [{name: hello, path: /hello}, {name: other, path: /other}], repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}}",
+        "repeatsUntil needs something to compare",
+    );
     // One target, one scenario and no baseline: nothing to compare.
     rejected_with(
         "{repeats: 3, repeatsUntil: {maxRepeats: 6, ratioWithin: \"5%\"}}",
@@ -469,5 +475,31 @@ fn the_size_rule_counts_max_repeats() {
     rejected_with(
         &format!("{two}, repeats: 2, repeatsUntil: {{maxRepeats: 3, ratioWithin: \"5%\"}}}}"),
         "cells × repeats (repeatsUntil.maxRepeats when set) must be at most",
+    );
+}
+
+#[test]
+fn compare_along_must_name_an_axis_the_run_varies() {
+    with("{matrix: {cpu: [250m, 500m]}, compare: {along: cpu}}")
+        .validate_cel()
+        .unwrap();
+    with("{targets: [{name: a, image: x}, {name: b, image: y}], compare: {along: target}}")
+        .validate_cel()
+        .unwrap();
+    with("{matrix: {connections: [4, 16]}, compare: {along: connections}}")
+        .validate_cel()
+        .unwrap();
+    let not_varied = "compare.along names an axis the run does not vary";
+    rejected_with("{compare: {along: cpu}}", not_varied);
+    rejected_with("{matrix: {cpu: [250m]}, compare: {along: cpu}}", not_varied);
+    rejected_with(
+        "{matrix: {cpu: [250m, 500m]}, compare: {along: replicas}}",
+        not_varied,
+    );
+    rejected_with("{compare: {along: scenario}}", not_varied);
+    rejected_with("{compare: {along: target}}", not_varied);
+    rejected_with(
+        "{matrix: {rate: [10, 20]}, compare: {along: rate}}",
+        "compare.along must be one of target, scenario, cpu, memory, replicas, connections, keepAlive",
     );
 }
