@@ -97,8 +97,32 @@ fn not_compared(
         power: None,
         precision: None,
         precision_met: None,
+        environment_change: Vec::new(),
         reason: Some(format!("not compared: {why}")),
     }
+}
+
+/// Why a side's measured repeats measured the generator's connections rather than the target:
+/// the first repeat whose `RateNotMet` was the connections' ([`crate::results::wire::rate_limit`]:
+/// the rate not met while neither the generator's CPU nor the target set it), e.g. `cell 2 r1
+/// was connection-bound (its 4 connections, not the target, set the rate)`. Such a window
+/// shows the connections' ceiling, which is no figure of the target's to compare. Call it
+/// after [`benchrun_api::healthy::side_unhealthy`], which excludes a generator-bound repeat.
+fn connection_bound(rs: &[&CellResult]) -> Option<String> {
+    rs.iter()
+        .filter(|r| r.outcome == Outcome::Measured)
+        .find(|r| {
+            matches!(
+                crate::results::wire::rate_limit(r, None),
+                Some(crate::results::wire::RateLimit::Connections)
+            )
+        })
+        .map(|r| {
+            format!(
+                "cell {} r{} was connection-bound (its {} connections, not the target, set the rate)",
+                r.cell, r.repeat, r.coordinates.connections
+            )
+        })
 }
 
 /// Candidate against reference over their measured repeats (`Measured` results only), when
@@ -115,6 +139,7 @@ pub fn compare_cells(
 ) -> Comparison {
     let unhealthy = |side: &str, rs: &[&CellResult]| {
         benchrun_api::healthy::side_unhealthy(rs, max_error_rate)
+            .or_else(|| connection_bound(rs))
             .map(|why| format!("the {side} ({why})"))
     };
     let why: Vec<String> = [unhealthy("candidate", cand), unhealthy("reference", refr)]
@@ -205,7 +230,8 @@ pub fn compare_cells(
         verdict = ComparisonVerdict::Inconclusive;
         reason = Some(why);
     }
-    let reason = join_reasons([reason, environment_note(&c, &r)]);
+    let environment_change = environment_differences(&c, &r);
+    let reason = join_reasons([reason, environment_sentence(&environment_change)]);
     let throughput = throughput.map(rounded);
     // From the rounded bounds, so that it can be checked against the status it is shown in.
     let precision = throughput
@@ -245,27 +271,34 @@ pub fn compare_cells(
         }),
         precision,
         precision_met: None,
+        environment_change,
         reason,
     }
 }
 
-/// Prefix of the note a comparison across differing environments carries in its reason.
-pub const ENVIRONMENTS_DIFFER: &str = "environments differ";
-
-/// What differs between where the two sides ran ([`benchrun_api::environment::differences`]),
-/// as a reason: `environments differ: target kernel 6.1 vs 6.2 (the difference may be the
-/// environment's, not the code's)`; `None` when nothing does.
-pub fn environment_note(cand: &[CellResult], refr: &[CellResult]) -> Option<String> {
+/// What differs between where the two sides ran ([`benchrun_api::environment::differences`]):
+/// `target kernel 6.1 vs 6.2`, one entry per difference; empty when nothing does.
+pub fn environment_differences(cand: &[CellResult], refr: &[CellResult]) -> Vec<String> {
     fn envs(rs: &[CellResult]) -> Vec<&benchrun_api::environment::Environment> {
         rs.iter().filter_map(|r| r.environment.as_ref()).collect()
     }
-    let diff = benchrun_api::environment::differences(&envs(cand), &envs(refr));
+    benchrun_api::environment::differences(&envs(cand), &envs(refr))
+}
+
+/// The differences as a reason: `environments differ: target kernel 6.1 vs 6.2 (the
+/// difference may be the environment's, not the code's)`; `None` when there are none.
+pub fn environment_sentence(diff: &[String]) -> Option<String> {
     (!diff.is_empty()).then(|| {
         format!(
-            "{ENVIRONMENTS_DIFFER}: {} (the difference may be the environment's, not the code's)",
+            "environments differ: {} (the difference may be the environment's, not the code's)",
             diff.join("; ")
         )
     })
+}
+
+/// [`environment_differences`] as a reason ([`environment_sentence`]).
+pub fn environment_note(cand: &[CellResult], refr: &[CellResult]) -> Option<String> {
+    environment_sentence(&environment_differences(cand, refr))
 }
 
 /// The reasons that are present, joined with `; `; `None` when none is.

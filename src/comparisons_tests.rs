@@ -164,6 +164,46 @@ fn a_reference_of_all_errors_is_not_compared_and_says_why() {
     );
 }
 
+/// A repeat whose offered rate was not met because the generator's connections carried too
+/// few requests (not its CPU, not the target's) measured the connections' ceiling: its cell is
+/// not compared, and the entry says which repeat and why. Met rates, or a target at its CPU
+/// limit, are compared as before.
+#[test]
+fn a_connection_bound_side_is_not_compared_and_says_why() {
+    let run = run_yaml("");
+    let open = |rs: &mut Vec<CellResult>, achieved: f64, target_cpu: f64| {
+        for r in rs.iter_mut() {
+            r.coordinates.rate = Some(1000);
+            r.usage.cpu_avg_of_limit = Some(0.3);
+        }
+        let r = &mut rs[7]; // cell 2 (spring c=10), repeat 1
+        r.throughput = Some(achieved);
+        r.usage.cpu_avg_of_limit = Some(target_cpu);
+    };
+    let mut rs = results();
+    open(&mut rs, 400.0, 0.3);
+    let c = within_run(&run, &rs);
+    assert_eq!(c[0].verdict, ComparisonVerdict::NotCompared, "{:?}", c[0]);
+    assert_eq!(
+        c[0].reason.as_deref(),
+        Some("not compared: the candidate (cell 2 r1 was connection-bound (its 10 connections, not the target, set the rate))")
+    );
+    // The target at its CPU limit set the rate: that is the target's figure, compared.
+    let mut rs = results();
+    open(&mut rs, 400.0, 0.97);
+    assert_ne!(
+        within_run(&run, &rs)[0].verdict,
+        ComparisonVerdict::NotCompared
+    );
+    // The rate met: compared.
+    let mut rs = results();
+    open(&mut rs, 1000.0, 0.3);
+    assert_ne!(
+        within_run(&run, &rs)[0].verdict,
+        ComparisonVerdict::NotCompared
+    );
+}
+
 #[test]
 fn more_errors_make_an_otherwise_equivalent_target_slower() {
     let run = run_yaml("");

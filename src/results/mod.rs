@@ -580,8 +580,12 @@ fn regressed(
     let inconclusive = tally.contains_key(ComparisonVerdict::Inconclusive.as_str()) || alone > 0;
     if !named.is_empty() {
         // A regression that coincides with a new kernel, node kind or operator is reported as
-        // that: the comparisons say what differs in their reasons.
-        let changed: Vec<&str> = worse.iter().filter_map(|c| environment_change(c)).collect();
+        // that: the comparisons list what differs (`environmentChange`).
+        let changed: Vec<String> = worse
+            .iter()
+            .filter(|c| !c.environment_change.is_empty())
+            .map(|c| c.environment_change.join("; "))
+            .collect();
         let (reason, note) = if !worse.is_empty() && changed.len() == worse.len() {
             (
                 Reason::EnvironmentChanged,
@@ -634,16 +638,6 @@ fn regressed(
             format!("against {baseline}: {counts}; {family_note}"),
         )
     }
-}
-
-/// What differs between the environments of a comparison's sides, as its reason says
-/// (`target kernel 6.1 vs 6.2`); `None` when they are alike.
-fn environment_change(c: &Comparison) -> Option<&str> {
-    let reason = c.reason.as_deref()?;
-    let at = reason.find(crate::comparisons::ENVIRONMENTS_DIFFER)?;
-    let rest = &reason[at + crate::comparisons::ENVIRONMENTS_DIFFER.len()..];
-    let rest = rest.strip_prefix(": ").unwrap_or(rest);
-    Some(rest.split(" (the difference").next().unwrap_or(rest))
 }
 
 /// One comparison in a line: `express/hello cpu=1 c=100: throughput 0.80× [0.75–0.85],

@@ -731,6 +731,7 @@ fn baseline_comparison(
         }),
         precision: None,
         precision_met: None,
+        environment_change: Vec::new(),
         reason: None,
     }
 }
@@ -1174,6 +1175,9 @@ fn a_regression_with_a_new_kernel_is_reported_as_an_environment_change() {
         ..measured()
     };
     let mut slower = baseline_comparison(50, Slower, 0.8);
+    slower.environment_change =
+        crate::comparisons::environment_differences(&[env("6.2")], &[env("6.1")]);
+    assert_eq!(slower.environment_change, ["target kernel 6.2 vs 6.1"]);
     slower.reason = crate::comparisons::environment_note(&[env("6.2")], &[env("6.1")]);
     assert_eq!(
         slower.reason.as_deref(),
@@ -1191,6 +1195,11 @@ fn a_regression_with_a_new_kernel_is_reported_as_an_environment_change() {
         crate::comparisons::environment_note(&[env("6.1")], &[env("6.1")]),
         None
     );
+    // The reason's words alone do not make it the environment's: the field does.
+    let mut worded = slower.clone();
+    worded.environment_change.clear();
+    let (_, _, reason, _) = super::regressed("last-week", &[], &[worded]);
+    assert_eq!(reason, Reason::Worse);
     let plain = baseline_comparison(100, Slower, 0.6);
     let (_, status, reason, _) = super::regressed("last-week", &[], &[slower, plain]);
     assert!(status);

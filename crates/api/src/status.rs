@@ -871,6 +871,11 @@ pub struct Comparison {
     /// `repeatsUntil`; `false` without an interval).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_met: Option<bool>,
+    /// What differs between where the two sides ran (image digests, nodes, kernel, CPU model,
+    /// operator version), one entry per difference (`target kernel 6.1 vs 6.2`); absent when
+    /// the environments are alike. The reason says it in words too; `Regressed` reads this.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment_change: Vec<String>,
     /// Why a figure is missing (too few repeats), or why the cells were not compared
     /// (`not compared: the reference (cell 3 had 100% errors (4xx), …)`), when one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -28,6 +28,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "reason",
     "requests",
     "warmup_requests",
+    "warmup_seconds",
+    "warmup_steady",
     "error_rate",
     "errors_connect_refused",
     "errors_connect_timeout",
@@ -90,6 +92,8 @@ pub fn csv_record(run: &str, r: &CellResult) -> Vec<String> {
         opt(r.reason.clone()),
         count(r.requests),
         count(r.warmup_requests),
+        opt(r.warmup_seconds),
+        opt(r.warmup_steady),
         fig(r.error_rate),
         class(|e| e.connect_refused),
         class(|e| e.connect_timeout),
@@ -174,7 +178,7 @@ mod tests {
         ));
         assert_eq!(
             lines[1],
-            "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,41000,0,0,0,0,0,0,0,14760000,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,0.95,0.95,0.95,0,134217728,134217728,0.3,0.3,0,0,Met,,demo-detail-c0-r0"
+            "demo,0,0,express,hello,1,1Gi,1,10,,Measured,,123000,41000,,,0,0,0,0,0,0,0,14760000,4100,0.775,0.62,1.55,3.1,4.65,9.3,,0.95,0.95,0.95,0.95,0,134217728,134217728,0.3,0.3,0,0,Met,,demo-detail-c0-r0"
         );
         // The verdict and the warnings as the operator writes them, by code then message.
         let slow = &fixtures::results()[1];
@@ -204,7 +208,7 @@ mod tests {
         );
         assert_eq!(
             lines[4],
-            r#"demo,3,0,spring,hello,1,1Gi,1,100,,Failed,"target not ready after 3m: ImagePullBackOff: Back-off pulling image ""spring:3.2""",,,,,,,,,,,,,,,,,,,,,,,,,,,,0,0,,,"#,
+            r#"demo,3,0,spring,hello,1,1Gi,1,100,,Failed,"target not ready after 3m: ImagePullBackOff: Back-off pulling image ""spring:3.2""",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,0,0,,,"#,
             "a failed measurement has no figures, not zeros (and its reason is quoted)"
         );
         for r in fixtures::results() {

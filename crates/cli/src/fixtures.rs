@@ -348,6 +348,7 @@ pub fn compared() -> BenchmarkRunStatus {
         }),
         precision: Some(0.0774),
         precision_met: None,
+        environment_change: Vec::new(),
         reason: None,
     }];
     if let Some(summary) = s.summary.as_mut() {

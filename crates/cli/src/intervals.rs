@@ -239,9 +239,31 @@ pub fn across_runs(first: &[CellResult], other: &[CellResult], at: &Coordinates)
             .filter_map(|r| r.throughput)
             .collect()
     };
-    let shown = estimate(
-        compare::compare_repeats(&tp(other), &tp(first), DEFAULT_BASELINE_TOLERANCE, true).as_ref(),
+    let mut ratio =
+        compare::compare_repeats(&tp(other), &tp(first), DEFAULT_BASELINE_TOLERANCE, true);
+    // Repeats on one deployment a side leave out the deployment-to-deployment variance: the
+    // interval is shown, the verdict is not given (as within a run and against a baseline).
+    let (o, f) = (
+        num::measured_repeats(other, at),
+        num::measured_repeats(first, at),
     );
+    let shared = benchrun_api::deployments::shared_reason(
+        (
+            benchrun_api::deployments::distinct(&o),
+            benchrun_api::deployments::distinct(&f),
+        ),
+        (
+            benchrun_api::deployments::unrecorded(&o),
+            benchrun_api::deployments::unrecorded(&f),
+        ),
+    );
+    if let (Some(r), Some(_)) = (ratio.as_mut(), &shared) {
+        r.verdict = benchrun_api::ComparisonVerdict::Inconclusive;
+    }
+    let mut shown = estimate(ratio.as_ref());
+    if let (Some(_), Some(_)) = (&ratio, &shared) {
+        shown += " (one deployment a side: no verdict)";
+    }
     let envs = |rs| -> Vec<&benchrun_api::environment::Environment> {
         num::measured_repeats(rs, at)
             .into_iter()
@@ -358,7 +380,26 @@ mod tests {
                 ..r.clone()
             })
             .collect();
-        // Logs 1 % apart on each side, 2 degrees of freedom: t = 4.30.
+        // Both repeats of a side on one deployment (or recording no pods): the interval, no
+        // verdict.
+        assert_eq!(
+            across_runs(&first, &other, &at),
+            "2.00× [1.94–2.06] Inconclusive (one deployment a side: no verdict)"
+        );
+        // Each repeat on its own deployment. Logs 1 % apart on each side, 2 degrees of
+        // freedom: t = 4.30.
+        for (i, r) in first.iter_mut().enumerate() {
+            r.target_pods = vec![format!("first-{i}")];
+        }
+        let other: Vec<CellResult> = first
+            .iter()
+            .enumerate()
+            .map(|(i, r)| CellResult {
+                throughput: r.throughput.map(|t| t * 2.0),
+                target_pods: vec![format!("other-{i}")],
+                ..r.clone()
+            })
+            .collect();
         assert_eq!(across_runs(&first, &other, &at), "2.00× [1.94–2.06] Faster");
         assert_eq!(across_runs(&first[..1], &other, &at), NONE);
     }
