@@ -130,7 +130,8 @@ pub struct BenchmarkRunSpec {
     /// independent deployment, so the comparisons' intervals hold the pod-to-pod and placement
     /// variance the next run will differ by, and drift over the run falls on every target
     /// alike. It is the default of a run that compares something (two targets, an axis named
-    /// by `compare`, or `baseline`) with 2 or more repeats; the Accepted condition says how many deployments
+    /// by `compare`, or `baseline`) or measures two or more scenarios (a likely baseline of a
+    /// later run), with 2 or more repeats; the Accepted condition says how many deployments
     /// that makes. `Sequential` (the default otherwise) measures each cell's repeats back to
     /// back, each target configuration deployed once: its repeats share one deployment, and a
     /// comparison of them shows its interval but stays `Inconclusive` (docs/metrics.md,

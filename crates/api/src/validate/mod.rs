@@ -116,15 +116,21 @@ pub fn validate(spec: &BenchmarkRunSpec) -> Result<ValidatedRun, Vec<FieldError>
     })
 }
 
-/// Whether the run compares something: two or more targets among its cells, an axis named by
-/// `spec.compare` (validated to vary), or a baseline (the comparisons within the run, see the
-/// operator's `src/comparisons.rs`).
+/// Whether the run's repeats default to independent deployments (`Interleaved`): when it
+/// compares something — two or more targets among its cells, an axis named by `spec.compare`
+/// (validated to vary), a baseline (the comparisons within the run, see the operator's
+/// `src/comparisons.rs`) — or measures two or more scenarios. Such a run is typically the
+/// baseline of a later one, or compared with another by `kubectl benchrun compare`, and those
+/// comparisons need two deployments a side as much as the run's own.
 fn compares(
     spec: &BenchmarkRunSpec,
     cells: &[crate::Cell],
     along: Option<crate::vocab::CompareAxis>,
 ) -> bool {
-    spec.baseline.is_some() || along.is_some() || targets_compared(cells)
+    spec.baseline.is_some()
+        || along.is_some()
+        || targets_compared(cells)
+        || spec.scenarios.len() >= 2
 }
 
 /// Two or more targets among the cells: the run compares them with each other.
