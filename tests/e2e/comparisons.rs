@@ -380,11 +380,11 @@ async fn identical_targets_at_the_default_settings_are_neither_faster_nor_slower
     cluster.finish(&ns, outcome).await;
 }
 
-/// `compare: {along: cpu}`: the demo target at 250m and 500m, two scenarios (`/compute?n=10000`
-/// and `/hello`), 3 repeats (each round a fresh deployment of each limit, the default when
-/// comparing), 5 s windows after a 2 s warm-up: 12 measurements on 6 deployments. Each
-/// scenario at 500m is compared with itself at 250m (kind `Axis`, axis `cpu`, reference
-/// `250m`), and never one scenario with the other. The compute endpoint is CPU-bound, so 500m
+/// `compare: {along: cpu}`: the demo target at 250m and 500m, `/compute?n=10000`, 3 repeats
+/// (each round a fresh deployment of each limit, the default when comparing), 5 s windows after
+/// a 2 s warm-up: 6 measurements on 6 deployments. The scenario at 500m is compared with itself
+/// at 250m (kind `Axis`, axis `cpu`, reference `250m`); that two scenarios are not compared
+/// unless asked is the A/A test's check. The compute endpoint is CPU-bound, so 500m
 /// must come out `Faster` with its whole 95 % interval above 1.0; `kubectl benchrun show` leads
 /// with that answer as a sentence, and `kubectl get` shows it as the headline.
 #[tokio::test]
@@ -396,7 +396,7 @@ async fn along_the_cpu_limit_compute_at_500m_is_faster_than_at_250m() {
         let yaml = run(
             "along",
             &format!("[{}]", demo("demo")),
-            r#"[{name: compute, path: "/compute?n=10000"}, {name: hello, path: /hello}]"#,
+            r#"[{name: compute, path: "/compute?n=10000"}]"#,
             3,
             "  matrix: {cpu: [\"250m\", \"500m\"]}\n  compare: {along: cpu}",
         );
@@ -429,7 +429,7 @@ async fn along_the_cpu_limit_compute_at_500m_is_faster_than_at_250m() {
             })
             .collect();
         anyhow::ensure!(
-            along.len() == 2 && status.comparisons.len() == 2,
+            along.len() == 1 && status.comparisons.len() == 1,
             "{:?}",
             status.comparisons
         );
