@@ -103,7 +103,7 @@ fn not_compared(
 }
 
 /// Why a side's measured repeats measured the generator's connections rather than the target:
-/// the first repeat whose `RateNotMet` was the connections' ([`crate::results::wire::rate_limit`]:
+/// the first repeat whose `RateNotMet` was the connections' ([`crate::rate_limit::rate_limit`]:
 /// the rate not met while neither the generator's CPU nor the target set it), e.g. `cell 2 r1
 /// was connection-bound (its 4 connections, not the target, set the rate)`. Such a window
 /// shows the connections' ceiling, which is no figure of the target's to compare. Call it
@@ -113,8 +113,8 @@ fn connection_bound(rs: &[&CellResult]) -> Option<String> {
         .filter(|r| r.outcome == Outcome::Measured)
         .find(|r| {
             matches!(
-                crate::results::wire::rate_limit(r, None),
-                Some(crate::results::wire::RateLimit::Connections)
+                crate::rate_limit::rate_limit(r, None),
+                Some(crate::rate_limit::RateLimit::Connections)
             )
         })
         .map(|r| {

@@ -54,6 +54,7 @@ pub mod prometheus;
 pub mod prometheus_clients;
 pub mod promql;
 pub mod promql_scope;
+pub mod rate_limit;
 pub mod reads;
 pub mod results;
 pub mod samples;

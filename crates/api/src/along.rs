@@ -11,29 +11,10 @@
 //! pairing of cells along an axis ([`pairs`]). Pure; the statistics of each pair are the
 //! operator's `src/comparisons.rs` and [`crate::compare`].
 
-use kube::KubeSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::matrix::Cell;
 use crate::spec::Matrix;
 use crate::status::Coordinates;
 use crate::vocab::{CompareAxis, ComparisonKind};
-
-/// `spec.compare`: what the run's own comparisons set side by side besides the targets.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct CompareSpec {
-    /// The axis to compare along: `cpu`, `memory`, `replicas`, `connections`, `keepAlive`
-    /// (a matrix axis with two or more values), `scenario` (two or more scenarios: different
-    /// requests of one target) or `target`. Each pair of cells that differ only in this axis
-    /// is compared, each value against the first value the spec lists for the axis (e.g.
-    /// `matrix.cpu[0]`), with an interval and a verdict (`status.comparisons[]`, kind `Axis`,
-    /// or `Scenario`/`Target`). Targets are compared whenever two or more are measured; the
-    /// other axes only when named here. `rate` and `requests` are not comparable: a closed
-    /// loop's request count and an open loop's offered rate set the throughput themselves.
-    #[x_kube(validation = Rule::new("self in ['target', 'scenario', 'cpu', 'memory', 'replicas', 'connections', 'keepAlive']").message("compare.along must be one of target, scenario, cpu, memory, replicas, connections, keepAlive"))]
-    pub along: String,
-}
 
 impl CompareAxis {
     /// The comparison kind of a pair along this axis: `Target`, `Scenario`, else `Axis`.

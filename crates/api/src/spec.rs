@@ -155,7 +155,7 @@ pub struct BenchmarkRunSpec {
     /// other unless asked, `{along: scenario}`). The axis must vary among the cells. See
     /// `docs/experiments.md`, Comparing along an axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compare: Option<crate::along::CompareSpec>,
+    pub compare: Option<CompareSpec>,
 
     /// Seed of the `Interleaved` shuffle (default 1): the same seed gives the same order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -788,4 +788,20 @@ pub fn default_load_resources() -> Resources {
         cpu_request: Some("400m".into()),
         memory_request: None,
     }
+}
+
+/// `spec.compare`: what the run's own comparisons set side by side besides the targets.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CompareSpec {
+    /// The axis to compare along: `cpu`, `memory`, `replicas`, `connections`, `keepAlive`
+    /// (a matrix axis with two or more values), `scenario` (two or more scenarios: different
+    /// requests of one target) or `target`. Each pair of cells that differ only in this axis
+    /// is compared, each value against the first value the spec lists for the axis (e.g.
+    /// `matrix.cpu[0]`), with an interval and a verdict (`status.comparisons[]`, kind `Axis`,
+    /// or `Scenario`/`Target`). Targets are compared whenever two or more are measured; the
+    /// other axes only when named here. `rate` and `requests` are not comparable: a closed
+    /// loop's request count and an open loop's offered rate set the throughput themselves.
+    #[x_kube(validation = Rule::new("self in ['target', 'scenario', 'cpu', 'memory', 'replicas', 'connections', 'keepAlive']").message("compare.along must be one of target, scenario, cpu, memory, replicas, connections, keepAlive"))]
+    pub along: String,
 }

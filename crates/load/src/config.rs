@@ -248,9 +248,9 @@ pub struct Config {
     pub think_time: Option<Duration>,
     /// The application protocol: HTTP/1.1 (the default) or HTTP/2 (by ALPN `h2` over TLS,
     /// with prior knowledge over cleartext: h2c).
-    pub protocol: crate::proto::Protocol,
+    pub protocol: crate::protocol::Protocol,
     /// How `https://` targets are checked (server name, CA file, insecure skip).
-    pub tls: crate::proto::tls::TlsOptions,
+    pub tls: crate::protocol::TlsOptions,
     /// HTTP/2: requests each connection keeps in flight at most (streams), lowered to the
     /// server's SETTINGS_MAX_CONCURRENT_STREAMS; `connections` × this is the concurrency.
     /// 1 for HTTP/1.1.
@@ -296,8 +296,8 @@ impl Config {
             instances: 1,
             ramp_up: None,
             think_time: None,
-            protocol: crate::proto::Protocol::Http1,
-            tls: crate::proto::tls::TlsOptions::default(),
+            protocol: crate::protocol::Protocol::Http1,
+            tls: crate::protocol::TlsOptions::default(),
             max_concurrent_streams: 1,
         }
     }
@@ -305,13 +305,13 @@ impl Config {
     /// Whether the run needs the TLS/HTTP/2 worker ([`crate::proto`]) rather than the
     /// cleartext HTTP/1.1 one.
     pub fn uses_proto_worker(&self) -> bool {
-        self.target.tls || self.protocol == crate::proto::Protocol::H2
+        self.target.tls || self.protocol == crate::protocol::Protocol::H2
     }
 
     /// The checks of TLS and HTTP/2 runs: what their worker does not do (yet).
     fn validate_proto(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::InvalidConfig(m.into()));
-        let h2 = self.protocol == crate::proto::Protocol::H2;
+        let h2 = self.protocol == crate::protocol::Protocol::H2;
         if self.max_concurrent_streams == 0 || self.max_concurrent_streams > MAX_STREAMS {
             return bad("max concurrent streams must be between 1 and 1000");
         }
@@ -319,7 +319,7 @@ impl Config {
             return bad("max concurrent streams above 1 need --protocol h2 (HTTP/1.1 has one request per connection at a time)");
         }
         if !self.uses_proto_worker() {
-            if self.tls != crate::proto::tls::TlsOptions::default() {
+            if self.tls != crate::protocol::TlsOptions::default() {
                 return bad("TLS options need an https:// URL");
             }
             return Ok(());
@@ -478,7 +478,7 @@ impl Config {
         bytes
     }
 
-    /// The HTTP/2 header block of one scenario (HPACK, see [`crate::proto::hpack`]): the
+    /// The HTTP/2 header block of one scenario (HPACK, see [`crate::hpack`]): the
     /// pseudo-headers, default `user-agent` and `accept` unless given, the common headers and
     /// the scenario's, `content-length` for a body.
     pub(crate) fn h2_block_for(&self, s: &Scenario) -> Vec<u8> {
@@ -499,7 +499,7 @@ impl Config {
                 headers.push(("content-length".into(), body.len().to_string()));
             }
         }
-        crate::proto::hpack::encode_request(
+        crate::hpack::encode_request(
             &s.method,
             self.target.tls,
             &self.target.host,
@@ -732,7 +732,7 @@ mod tests {
         assert!(c.uses_proto_worker() && c.validate().is_ok());
         c.max_concurrent_streams = 2;
         assert!(c.validate().is_err(), "streams need h2");
-        c.protocol = crate::proto::Protocol::H2;
+        c.protocol = crate::protocol::Protocol::H2;
         assert!(c.validate().is_ok());
         c.max_concurrent_streams = MAX_STREAMS + 1;
         assert!(c.validate().is_err());

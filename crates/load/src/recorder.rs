@@ -128,7 +128,7 @@ pub(crate) struct Recorder {
     pub window: Window,
     /// TLS and HTTP/2 facts (only the protocol worker, [`crate::proto::worker`], counts
     /// them, and only while recording).
-    pub proto: crate::proto::ProtoTally,
+    pub proto: crate::proto_tally::ProtoTally,
 }
 
 /// What a recording thread notes about the end of its measured window: when it stopped

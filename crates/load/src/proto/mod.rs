@@ -10,78 +10,18 @@
 
 pub(crate) mod frame;
 mod h2;
-pub mod hpack;
+pub use crate::hpack;
 mod state;
 pub mod tls;
 pub(crate) mod worker;
 
 use benchrun_wire::proto::{mean, H2Stats, ProtocolStats, TlsStats};
 
-/// The application protocol of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// HTTP/1.1 (over TLS for `https://` targets, by ALPN `http/1.1`).
-    #[default]
-    Http1,
-    /// HTTP/2: over TLS by ALPN `h2` for `https://`, with prior knowledge (h2c) for `http://`.
-    H2,
-}
+pub use crate::protocol::Protocol;
 
-impl Protocol {
-    /// The name in results and accepted by `--protocol`: `http1` or `h2`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Http1 => "http1",
-            Protocol::H2 => "h2",
-        }
-    }
-
-    /// The ALPN identifier.
-    pub fn alpn(self) -> &'static [u8] {
-        match self {
-            Protocol::Http1 => b"http/1.1",
-            Protocol::H2 => b"h2",
-        }
-    }
-}
-
-/// What one thread counted of the protocol in a recorded phase.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct ProtoTally {
-    pub handshakes: u64,
-    pub resumed: u64,
-    pub handshake_total_us: u64,
-    pub handshake_max_us: u64,
-    /// Bit 0: TLS 1.2 seen, bit 1: TLS 1.3, bit 2: another.
-    pub versions: u8,
-    /// Bit 0: ALPN `http/1.1` negotiated, bit 1: `h2`.
-    pub alpn: u8,
-    pub rst_stream: u64,
-    pub goaway: u64,
-    pub stream_waits: u64,
-    /// Smallest stream limit in force on a connection (0: none seen yet).
-    pub max_streams: u64,
-}
+pub(crate) use crate::proto_tally::ProtoTally;
 
 impl ProtoTally {
-    /// Adds another thread's counts.
-    pub fn add(&mut self, o: &ProtoTally) {
-        self.handshakes += o.handshakes;
-        self.resumed += o.resumed;
-        self.handshake_total_us += o.handshake_total_us;
-        self.handshake_max_us = self.handshake_max_us.max(o.handshake_max_us);
-        self.versions |= o.versions;
-        self.alpn |= o.alpn;
-        self.rst_stream += o.rst_stream;
-        self.goaway += o.goaway;
-        self.stream_waits += o.stream_waits;
-        self.max_streams = match (self.max_streams, o.max_streams) {
-            (0, b) => b,
-            (a, 0) => a,
-            (a, b) => a.min(b),
-        };
-    }
-
     /// The result's protocol block for a run of `protocol`, `tls` or not, with `streams`
     /// asked per connection.
     pub fn stats(&self, protocol: Protocol, tls: bool, streams: usize) -> ProtocolStats {

@@ -16,16 +16,7 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 use crate::error::{Error, Result};
 use crate::recorder::Failure;
 
-/// How the generator checks the server (`https://` targets).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    /// The name sent as SNI and checked against the certificate; default: the URL's host.
-    pub server_name: Option<String>,
-    /// PEM file of the CA certificates to trust instead of the Mozilla set.
-    pub ca_file: Option<PathBuf>,
-    /// Accept any certificate (self-signed targets). Explicit: never a default.
-    pub insecure_skip_verify: bool,
-}
+pub use crate::protocol::TlsOptions;
 
 /// The client configuration of a run: ALPN `alpn`, session resumption on (rustls'
 /// in-memory cache, shared by the run's connections).
