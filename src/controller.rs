@@ -371,15 +371,31 @@ where
     Ok(ownership::claim(live.as_ref().map(|o| o.meta()), uid))
 }
 
-/// Writes child `obj` (server-side apply, forced) when its name is free or held by the run's
-/// own child (then with that child's uid as the precondition); when another object holds the
-/// name, writes nothing and fails with [`Error::NotOwned`].
+/// Whether a child the run already owns is applied again ([`write`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Again {
+    /// Applied again with the run's own uid as the precondition (Deployments, Services,
+    /// ConfigMaps: their desired state may change).
+    Apply,
+    /// Left as it is (Jobs): a Job's pod template is immutable and carries what was decided
+    /// when it was made (the agreed start time, the restart counts), so a reconcile that did
+    /// not see it (a lagging cache, a status write that lost a race) must not apply it again
+    /// with new values, which the apiserver would refuse (422) and the planner would take as a
+    /// failed measurement.
+    Never,
+}
+
+/// Writes child `obj` (server-side apply, forced) when its name is free; when the run's own
+/// child holds it (in the cache, or at the apiserver when the cache does not hold it yet),
+/// applies it again or leaves it, as `again` says; when another object holds the name, writes
+/// nothing and fails with [`Error::NotOwned`].
 async fn write<K>(
     api: &Api<K>,
     cached: &Store<K>,
     owner: &Owner,
     obj: &K,
     kind: &'static str,
+    again: Again,
 ) -> Result<()>
 where
     K: Resource<DynamicType = ()>
@@ -392,40 +408,7 @@ where
     let name = obj.meta().name.clone().unwrap_or_default();
     match claim(api, cached, owner, &name, kind).await? {
         ownership::Claim::Free => ssa(api, obj, None, kind).await,
-        ownership::Claim::Ours(uid) => ssa(api, obj, uid, kind).await,
-        ownership::Claim::Foreign(who) => Err(Error::NotOwned {
-            kind,
-            name,
-            owner: who,
-        }),
-    }
-}
-
-/// Creates child `obj` once: when the run's own child of that name exists already (in the
-/// cache, or, when the cache does not hold it yet, at the apiserver), it is left as it is and
-/// this succeeds. For a Job: its pod template is immutable and carries what was decided when
-/// it was made (the agreed start time, the restart counts), so a reconcile that did not see it
-/// (a lagging cache, a status write that lost a race) must not apply it again with new values,
-/// which the apiserver would refuse (422) and the planner would take as a failed measurement.
-/// Another object holding the name fails with [`Error::NotOwned`], as in [`write`].
-async fn create_once<K>(
-    api: &Api<K>,
-    cached: &Store<K>,
-    owner: &Owner,
-    obj: &K,
-    kind: &'static str,
-) -> Result<()>
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + std::fmt::Debug
-        + 'static,
-{
-    let name = obj.meta().name.clone().unwrap_or_default();
-    match claim(api, cached, owner, &name, kind).await? {
-        ownership::Claim::Free => ssa(api, obj, None, kind).await,
+        ownership::Claim::Ours(uid) if again == Again::Apply => ssa(api, obj, uid, kind).await,
         ownership::Claim::Ours(_) => {
             tracing::debug!(run = %owner.name, %kind, %name, "exists already; not applied again");
             Ok(())
@@ -557,10 +540,18 @@ async fn apply_one(
                 pull,
             );
             let deployments = Api::<Deployment>::namespaced(c.clone(), ns);
-            write(&deployments, &k.deployments, owner, &d, "Deployment").await?;
+            write(
+                &deployments,
+                &k.deployments,
+                owner,
+                &d,
+                "Deployment",
+                Again::Apply,
+            )
+            .await?;
             let s = builders::build_target_service(owner, v, cell, *round);
             let services = Api::<Service>::namespaced(c.clone(), ns);
-            write(&services, &k.services, owner, &s, "Service").await?;
+            write(&services, &k.services, owner, &s, "Service", Again::Apply).await?;
         }
         Action::DeleteTargets { except } => delete_targets(ctx, owner, except.as_ref()).await?,
         Action::ApplyServices { node_selector } => {
@@ -569,15 +560,31 @@ async fn apply_one(
             let services = Api::<Service>::namespaced(c.clone(), ns);
             for i in 0..v.services.len() {
                 let d = builders::build_service_deployment(owner, v, i, node_selector, pull);
-                write(&deployments, &k.deployments, owner, &d, "Deployment").await?;
+                write(
+                    &deployments,
+                    &k.deployments,
+                    owner,
+                    &d,
+                    "Deployment",
+                    Again::Apply,
+                )
+                .await?;
                 let s = builders::build_service_service(owner, v, i);
-                write(&services, &k.services, owner, &s, "Service").await?;
+                write(&services, &k.services, owner, &s, "Service", Again::Apply).await?;
             }
         }
         Action::CreateSeedJob { service, addresses } => {
             let pull = &ctx.config.image_pull_policy;
             let job = builders::build_seed_job(owner, v, *service, addresses, pull);
-            create_once(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
+            write(
+                &Api::namespaced(c.clone(), ns),
+                &k.jobs,
+                owner,
+                &job,
+                "Job",
+                Again::Never,
+            )
+            .await?;
         }
         Action::DeleteServices => delete_services(ctx, owner).await?,
         Action::CreateJob {
@@ -600,7 +607,15 @@ async fn apply_one(
                 node_selector,
                 &ctx.config.load,
             );
-            create_once(&Api::namespaced(c.clone(), ns), &k.jobs, owner, &job, "Job").await?;
+            write(
+                &Api::namespaced(c.clone(), ns),
+                &k.jobs,
+                owner,
+                &job,
+                "Job",
+                Again::Never,
+            )
+            .await?;
         }
         Action::DeleteJobs(jobs) => {
             let api = Api::<Job>::namespaced(c.clone(), ns);
@@ -619,7 +634,7 @@ async fn apply_one(
         Action::StoreDetail { cell, repeat, json } => {
             let cm = builders::build_detail_configmap(owner, *cell, *repeat, json.clone());
             let api = Api::<ConfigMap>::namespaced(c.clone(), ns);
-            write(&api, &k.configmaps, owner, &cm, "ConfigMap").await?;
+            write(&api, &k.configmaps, owner, &cm, "ConfigMap", Again::Apply).await?;
         }
         Action::TakeSlot => take_slot(ctx, owner),
         Action::DeleteRun => {
