@@ -71,20 +71,12 @@ pub fn load_nodes(load: &LoadResult, observed: &[String]) -> Vec<String> {
     all.into_iter().cloned().collect()
 }
 
-/// The coordinates of a cell, with target and scenario by name.
+/// The coordinates of a cell, with target and scenario by name
+/// ([`benchrun_api::along::cell_coordinates`]).
 pub fn coordinates(run: &ValidatedRun, cell: &Cell) -> Coordinates {
-    let name = |n: Option<&str>| n.unwrap_or_default().to_string();
-    Coordinates {
-        target: name(run.targets.get(cell.target).map(|t| t.name.as_str())),
-        scenario: name(run.scenarios.get(cell.scenario).map(|s| s.name.as_str())),
-        cpu: cell.cpu.clone(),
-        memory: cell.memory.clone(),
-        replicas: cell.replicas,
-        connections: cell.connections,
-        rate: cell.rate,
-        requests: cell.requests,
-        keep_alive: Coordinates::keep_alive_field(cell.keep_alive),
-    }
+    let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+    let scenarios: Vec<&str> = run.scenarios.iter().map(|s| s.name.as_str()).collect();
+    benchrun_api::along::cell_coordinates(cell, &targets, &scenarios)
 }
 
 /// The result of a measurement that produced load figures, with its validity warnings and
